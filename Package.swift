@@ -1,0 +1,60 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    // Extra invariant checks (see STRATA_INTERNAL_CHECKS in the sources) are compiled into
+    // debug builds only; release builds keep just the cheap preconditions.
+    .define("STRATA_INTERNAL_CHECKS", .when(configuration: .debug)),
+]
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "Strata", targets: ["Strata"]),
+        .executable(name: "strata", targets: ["StrataCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // zlib, reached through the system library (crc32 now, block compression later).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        // Pure encode/decode of every on-disk structure. No I/O.
+        .target(name: "StrataFormat", dependencies: ["CZlib"], swiftSettings: strictSettings),
+        // The one seam through which every byte of I/O goes.
+        .target(name: "StrataIO", swiftSettings: strictSettings),
+        // The engine and its public API.
+        .target(
+            name: "Strata",
+            dependencies: ["StrataFormat", "StrataIO", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
+        // Not shipped: simulated file system with crash states, reference model, seeded randomness.
+        .target(name: "StrataTestSupport", dependencies: ["Strata", "StrataIO", "StrataFormat"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "StrataCLI",
+            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "StrataFormatTests", dependencies: ["StrataFormat"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "StrataTests",
+            dependencies: ["Strata", "StrataIO", "StrataFormat", "StrataTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataCLITests",
+            // Depending on the executable makes `swift test` build the `strata` binary the
+            // tests spawn.
+            dependencies: ["Strata", "StrataTestSupport", "StrataCLI"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

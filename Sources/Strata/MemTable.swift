@@ -1,0 +1,217 @@
+import Synchronization
+
+/// The in-memory, sorted, multi-version table every commit is applied to: a skiplist of
+/// nodes `(key, sequence) -> value | tombstone`, ordered by key ascending, then sequence
+/// descending, so the newest version of a key comes first.
+///
+/// Invariants:
+/// 1. Only one thread inserts at a time: the writer queue (or recovery before the writer
+///    starts; the queue's hand-off orders the two). Any number of threads read concurrently,
+///    without locks.
+/// 2. A node is written completely before it is linked; links are published with release
+///    stores and followed with acquire loads, so a reader that reaches a node sees all of it.
+/// 3. Nothing is ever unlinked, changed or freed while the table lives: a reader may hold a
+///    node pointer for as long as it holds the table. Memory goes with the table's arena.
+/// 4. Each (key, sequence) pair is inserted at most once. Readers filter by sequence, so an
+///    entry newer than a reader's snapshot is invisible to it even after it is linked.
+final class MemTable: @unchecked Sendable {
+    // @unchecked Sendable: mutation is confined to the single writer (invariant 1); readers
+    // only follow atomically published links to immutable nodes (invariants 2 and 3).
+
+    static let maxHeight = 12
+    private static let tombstoneLength = UInt32.max
+
+    private let arena = Arena()
+    private let head: Node
+    private let currentHeight = Atomic<Int>(1)
+    private let entryCount = Atomic<Int>(0)
+    private let payloadBytes = Atomic<Int>(0)
+    /// Writer-only state for choosing node heights (invariant 1).
+    private var randomState: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+    init() {
+        head = MemTable.makeNode(in: arena, key: UnsafeRawBufferPointer(start: nil, count: 0),
+                                 sequence: 0, value: nil, height: MemTable.maxHeight)
+    }
+
+    /// Number of versions (puts and tombstones) inserted.
+    var count: Int { entryCount.load(ordering: .relaxed) }
+
+    /// Approximate memory held, in bytes.
+    var approximateBytes: Int { payloadBytes.load(ordering: .relaxed) }
+
+    // MARK: Writing (writer only)
+
+    /// Inserts a version. `value == nil` inserts a tombstone.
+    func insert(key: UnsafeRawBufferPointer, sequence: UInt64, value: UnsafeRawBufferPointer?) {
+        withUnsafeTemporaryAllocation(of: Node.self, capacity: MemTable.maxHeight) { previous in
+            let previous = previous.baseAddress!
+            let found = findGreaterOrEqual(key, sequence, previous: previous)
+            assert(found.map { compareKeys($0.key, key) != 0 || $0.sequence != sequence } ?? true,
+                   "MemTable invariant 4: (key, sequence) inserted twice")
+            let height = randomHeight()
+            let oldHeight = currentHeight.load(ordering: .relaxed)
+            if height > oldHeight {
+                for level in oldHeight..<height { (previous + level).initialize(to: head) }
+                // Readers that see the new height before the links find nil at the new levels
+                // of head, which is correct; no ordering is needed here.
+                currentHeight.store(height, ordering: .relaxed)
+            }
+            let node = MemTable.makeNode(in: arena, key: key, sequence: sequence, value: value, height: height)
+            for level in 0..<height {
+                node.setNextRelaxed(level, previous[level].next(level))
+                previous[level].publishNext(level, node)
+            }
+        }
+        entryCount.add(1, ordering: .relaxed)
+        payloadBytes.add(key.count + (value?.count ?? 0) + 24 + 8 * 2, ordering: .relaxed)
+    }
+
+    private func randomHeight() -> Int {
+        // xorshift64*; a level is added with probability 1/4, as in leveldb.
+        var height = 1
+        while height < MemTable.maxHeight {
+            randomState ^= randomState >> 12
+            randomState ^= randomState << 25
+            randomState ^= randomState >> 27
+            let r = randomState &* 0x2545_F491_4F6C_DD1D
+            if r >> 62 != 0 { break }
+            height += 1
+        }
+        return height
+    }
+
+    // MARK: Reading (any thread)
+
+    enum Lookup: Equatable {
+        case value([UInt8])
+        case deleted
+        case absent
+    }
+
+    /// The newest version of `key` with a sequence at most `sequence`.
+    func get(_ key: UnsafeRawBufferPointer, at sequence: UInt64) -> Lookup {
+        guard let node = findGreaterOrEqual(key, sequence, previous: nil),
+              compareKeys(node.key, key) == 0 else { return .absent }
+        return node.isTombstone ? .deleted : .value(Array(node.value))
+    }
+
+    /// First node at or after (key, sequence) in table order.
+    func findGreaterOrEqual(_ key: UnsafeRawBufferPointer, _ sequence: UInt64, previous: UnsafeMutablePointer<Node>?) -> Node? {
+        var x = head
+        var level = currentHeight.load(ordering: .relaxed) - 1
+        while true {
+            let next = x.next(level)
+            if let n = next, MemTable.precedes(n, key, sequence) {
+                x = n
+            } else {
+                if let previous { (previous + level).initialize(to: x) }
+                if level == 0 { return next }
+                level -= 1
+            }
+        }
+    }
+
+    /// The last node whose key is less than `key`, or the last node of all when `key` is nil.
+    func findLast(before key: UnsafeRawBufferPointer?) -> Node? {
+        var x = head
+        var level = currentHeight.load(ordering: .relaxed) - 1
+        while true {
+            if let n = x.next(level), key.map({ compareKeys(n.key, $0) < 0 }) ?? true {
+                x = n
+            } else {
+                if level == 0 { return x.raw == head.raw ? nil : x }
+                level -= 1
+            }
+        }
+    }
+
+    /// True when `node` comes before (key, sequence) in table order.
+    @inline(__always)
+    private static func precedes(_ node: Node, _ key: UnsafeRawBufferPointer, _ sequence: UInt64) -> Bool {
+        let c = compareKeys(node.key, key)
+        return c < 0 || (c == 0 && node.sequence > sequence)
+    }
+
+    // MARK: Nodes
+
+    /// A node in the arena. Layout (all little-endian, 8-byte aligned):
+    /// sequence u64 | keyLength u32 | valueLength u32 (max = tombstone) | height u32 | pad u32
+    /// | next[height] (atomic pointers) | key | value
+    struct Node {
+        let raw: UnsafeMutableRawPointer
+
+        static let linksOffset = 24
+
+        var sequence: UInt64 { raw.load(as: UInt64.self) }
+        var keyLength: Int { Int(raw.load(fromByteOffset: 8, as: UInt32.self)) }
+        var valueLength: UInt32 { raw.load(fromByteOffset: 12, as: UInt32.self) }
+        var height: Int { Int(raw.load(fromByteOffset: 16, as: UInt32.self)) }
+        var isTombstone: Bool { valueLength == MemTable.tombstoneLength }
+
+        private var keyStart: UnsafeMutableRawPointer { raw + Node.linksOffset + 8 * height }
+        var key: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: keyStart, count: keyLength) }
+        var value: UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(start: keyStart + keyLength, count: isTombstone ? 0 : Int(valueLength))
+        }
+
+        @inline(__always)
+        private func link(_ level: Int) -> UnsafeMutablePointer<Atomic<UInt>> {
+            (raw + Node.linksOffset + 8 * level).assumingMemoryBound(to: Atomic<UInt>.self)
+        }
+
+        @inline(__always)
+        func next(_ level: Int) -> Node? {
+            let bits = link(level).pointee.load(ordering: .acquiring)
+            return bits == 0 ? nil : Node(raw: UnsafeMutableRawPointer(bitPattern: bits)!)
+        }
+
+        /// For a node not yet linked: no reader can see it, so no ordering is needed.
+        @inline(__always)
+        func setNextRelaxed(_ level: Int, _ node: Node?) {
+            link(level).pointee.store(node.map { UInt(bitPattern: $0.raw) } ?? 0, ordering: .relaxed)
+        }
+
+        /// Links `node` after this one; the release pairs with readers' acquire (invariant 2).
+        @inline(__always)
+        func publishNext(_ level: Int, _ node: Node) {
+            link(level).pointee.store(UInt(bitPattern: node.raw), ordering: .releasing)
+        }
+    }
+
+    private static func makeNode(in arena: Arena, key: UnsafeRawBufferPointer, sequence: UInt64,
+                                 value: UnsafeRawBufferPointer?, height: Int) -> Node {
+        let valueCount = value?.count ?? 0
+        let raw = arena.allocate(Node.linksOffset + 8 * height + key.count + valueCount)
+        raw.storeBytes(of: sequence, as: UInt64.self)
+        raw.storeBytes(of: UInt32(key.count), toByteOffset: 8, as: UInt32.self)
+        raw.storeBytes(of: value == nil ? tombstoneLength : UInt32(valueCount), toByteOffset: 12, as: UInt32.self)
+        raw.storeBytes(of: UInt32(height), toByteOffset: 16, as: UInt32.self)
+        raw.storeBytes(of: UInt32(0), toByteOffset: 20, as: UInt32.self)
+        let links = (raw + Node.linksOffset).bindMemory(to: Atomic<UInt>.self, capacity: height)
+        for level in 0..<height { (links + level).initialize(to: Atomic(0)) }
+        let keyStart = raw + Node.linksOffset + 8 * height
+        if key.count > 0 { keyStart.copyMemory(from: key.baseAddress!, byteCount: key.count) }
+        if let value, valueCount > 0 { (keyStart + key.count).copyMemory(from: value.baseAddress!, byteCount: valueCount) }
+        return Node(raw: raw)
+    }
+}
+
+/// Unsigned lexicographic byte order, a shorter key before any longer key it prefixes.
+@inline(__always)
+func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let common = min(a.count, b.count)
+    if common > 0 {
+        let c = memcmp(a.baseAddress!, b.baseAddress!, common)
+        if c != 0 { return Int(c) }
+    }
+    return a.count - b.count
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif

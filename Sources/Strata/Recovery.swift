@@ -1,0 +1,282 @@
+import Logging
+import StrataFormat
+import StrataIO
+
+/// Opening a store: take the lock, check or create the identity file, replay the WAL into a
+/// memtable, and leave the log ready for appends. The rules it applies to damaged bytes are
+/// in docs/format/wal.md ("Recovery").
+struct OpenedStore {
+    let lock: any FileLock
+    let memtable: MemTable
+    let wal: WALWriter
+    let lastSequence: UInt64
+    let report: RecoveryReport
+}
+
+enum Recovery {
+    static let lockFileName = "LOCK"
+
+    static func open(path: String, options: StoreOptions) throws -> OpenedStore {
+        let fs = options.fileSystem
+        guard options.walSegmentBytes >= 64 * 1024 else {
+            throw StoreError(.invalidArgument, "walSegmentBytes is \(options.walSegmentBytes); it must be at least 65536")
+        }
+        try prepareDirectory(path, options: options)
+        let lock: any FileLock
+        do {
+            lock = try fs.lockFile(fs.path(path, lockFileName))
+        } catch let error as IOError where error.code == .wouldBlock {
+            throw StoreError(.locked, "the store at \(path) is already open, in this process or another; close that Store first", file: fs.path(path, lockFileName))
+        } catch let error as IOError {
+            throw StoreError(error, while: "locking the store")
+        }
+        do {
+            return try replay(path: path, lock: lock, options: options)
+        } catch {
+            try? lock.unlock()
+            throw mapEngineError(error, while: "opening the store at \(path)")
+        }
+    }
+
+    private static func prepareDirectory(_ path: String, options: StoreOptions) throws {
+        let fs = options.fileSystem
+        do {
+            switch try fs.kind(of: path) {
+            case nil:
+                guard options.createIfMissing else {
+                    throw StoreError(.notAStore, "there is no store at \(path), and createIfMissing is false")
+                }
+                do {
+                    try fs.createDirectory(path)
+                } catch let error as IOError where error.code == .notFound {
+                    throw StoreError(.invalidArgument, "cannot create the store at \(path): its parent directory does not exist", file: path, underlying: error)
+                }
+                try fs.syncDirectory(parentDirectory(of: path))
+            case .directory:
+                break
+            case .file, .other:
+                throw StoreError(.notAStore, "\(path) is a file, not a Strata store; a store is a directory", file: path)
+            }
+        } catch let error as IOError {
+            throw StoreError(error, while: "preparing the store directory")
+        }
+    }
+
+    static func parentDirectory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+
+    /// Checks the identity file, or writes it atomically into an empty directory.
+    private static func checkIdentity(path: String, names: Set<String>, fs: any FileSystem) throws {
+        let identityPath = fs.path(path, StoreIdentityFormat.fileName)
+        if names.contains(StoreIdentityFormat.fileName) {
+            let handle = try fs.openFile(identityPath, create: false)
+            defer { try? handle.close() }
+            let bytes = try handle.readAll()
+            do {
+                _ = try StoreIdentityFormat.validate(bytes)
+            } catch {
+                throw StoreError(error, file: identityPath)
+            }
+            return
+        }
+        let temporaryName = StoreIdentityFormat.fileName + ".tmp"
+        let strangers = names.subtracting([lockFileName, temporaryName])
+        if !strangers.isEmpty {
+            let sample = strangers.sorted().prefix(3).joined(separator: ", ")
+            throw StoreError(.notAStore, "\(path) holds files (\(sample)) but no Strata store; open an empty directory or a new path", file: path)
+        }
+        let temporaryPath = fs.path(path, temporaryName)
+        let handle = try fs.openFile(temporaryPath, create: true)
+        do {
+            try handle.truncate(to: 0)
+            try handle.write(StoreIdentityFormat.encode(), at: 0)
+            try handle.sync()
+            try handle.close()
+        } catch {
+            try? handle.close()
+            throw error
+        }
+        try fs.rename(temporaryPath, to: identityPath)
+        try fs.syncDirectory(path)
+    }
+
+    private static func replay(path: String, lock: any FileLock, options: StoreOptions) throws -> OpenedStore {
+        let fs = options.fileSystem
+        let logger = options.logger
+        let names = Set(try fs.listDirectory(path))
+        try checkIdentity(path: path, names: names, fs: fs)
+
+        var segments = names.compactMap(WALWriter.segmentNumber(fromName:)).sorted()
+        var report = RecoveryReport()
+
+        // A last segment whose header never reached the disk, with nothing after it, is a
+        // segment creation that a crash interrupted: remove it (WALWriter invariant 3).
+        if let last = segments.last {
+            let lastPath = fs.path(path, WALWriter.segmentName(last))
+            let handle = try fs.openFile(lastPath, create: false)
+            let bytes = try handle.readAll()
+            try handle.close()
+            if isIncompleteSegment(bytes) {
+                try fs.removeFile(lastPath)
+                try fs.syncDirectory(path)
+                segments.removeLast()
+                report.removedIncompleteSegments.append(WALWriter.segmentName(last))
+                logger.warning("removed a WAL segment whose creation was interrupted", metadata: ["file": "\(lastPath)"])
+            }
+        }
+
+        let memtable = MemTable()
+        var lastSequence: UInt64 = 0
+        var olderBytes = 0
+        var writerHandle: (any FileHandle)? = nil
+        var writerOffset = WALFormat.headerSize
+
+        for (index, number) in segments.enumerated() {
+            let isLast = index == segments.count - 1
+            let segmentPath = fs.path(path, WALWriter.segmentName(number))
+            let handle = try fs.openFile(segmentPath, create: false)
+            do {
+                let bytes = try handle.readAll()
+                let header: WALFormat.SegmentHeader
+                do {
+                    header = try bytes.withUnsafeBytes { try WALFormat.SegmentHeader.decode($0) }
+                } catch let error as FormatError {
+                    throw StoreError(error, file: segmentPath)
+                }
+                guard header.segmentNumber == number else {
+                    throw StoreError(.corruption, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number)", file: segmentPath, offset: 16)
+                }
+                let end = try replaySegment(bytes, path: segmentPath, isLast: isLast, into: memtable,
+                                            lastSequence: &lastSequence, report: &report)
+                report.segmentsReplayed += 1
+                if isLast {
+                    if let tail = report.truncatedTail {
+                        logger.warning("cut a torn write off the end of the WAL", metadata: [
+                            "file": "\(tail.file)", "offset": "\(tail.offset)", "discardedBytes": "\(tail.discardedBytes)"])
+                        try handle.truncate(to: Int64(end))
+                        try handle.preallocate(to: Int64(max(options.walSegmentBytes, end)))
+                    }
+                    // Whatever a crashed process left in the page cache becomes durable now,
+                    // so the writer may treat everything up to `end` as synced.
+                    try handle.sync()
+                    writerHandle = handle
+                    writerOffset = end
+                } else {
+                    olderBytes += end
+                    try handle.close()
+                }
+            } catch {
+                try? handle.close()
+                throw error
+            }
+        }
+
+        let handle: any FileHandle
+        let number: UInt64
+        if let writerHandle, let last = segments.last {
+            handle = writerHandle
+            number = last
+        } else {
+            number = (segments.last ?? 0) + 1
+            handle = try WALWriter.createSegment(fileSystem: fs, directory: path, number: number, segmentBytes: options.walSegmentBytes)
+            writerOffset = WALFormat.headerSize
+        }
+        let wal = WALWriter(fileSystem: fs, directory: path, segmentBytes: options.walSegmentBytes, handle: handle,
+                            segmentNumber: number, offset: writerOffset, olderSegmentsBytes: olderBytes,
+                            segmentCount: max(segments.count, 1))
+        report.lastSequence = lastSequence
+        return OpenedStore(lock: lock, memtable: memtable, wal: wal, lastSequence: lastSequence, report: report)
+    }
+
+    /// True for a segment whose header is not valid (and not merely from a newer version)
+    /// and which holds nothing but zeros after where the header would end.
+    static func isIncompleteSegment(_ bytes: [UInt8]) -> Bool {
+        do {
+            _ = try bytes.withUnsafeBytes { try WALFormat.SegmentHeader.decode($0) }
+            return false
+        } catch let error as FormatError {
+            if case .unsupportedVersion = error.kind { return false }
+            return bytes.count <= WALFormat.headerSize || bytes[WALFormat.headerSize...].allSatisfy { $0 == 0 }
+        } catch {
+            return false
+        }
+    }
+
+    /// Replays one segment's records into `memtable` and returns the end of its valid data.
+    /// Damage in a segment that is not the last is corruption. In the last segment, damage
+    /// is a torn tail unless a later record proves the damaged bytes had been synced.
+    private static func replaySegment(_ bytes: [UInt8], path: String, isLast: Bool, into memtable: MemTable,
+                                      lastSequence: inout UInt64, report: inout RecoveryReport) throws -> Int {
+        var scanner = WALScanner(bytes: bytes)
+        while true {
+            let damage: (offset: Int, reason: String)
+            switch scanner.next() {
+            case .record(let payload, let offset, _):
+                try applyBatch(payload, path: path, offset: offset, into: memtable, lastSequence: &lastSequence)
+                report.transactionsReplayed += 1
+                continue
+            case .end(let offset):
+                if scanner.isZero(from: offset) { return offset }
+                damage = (offset, "non-zero bytes follow the end of the log")
+            case .invalid(let offset, let reason):
+                damage = (offset, reason)
+            }
+            guard isLast else {
+                throw StoreError(.corruption, "WAL segment is damaged (\(damage.reason)) in a part that was synced before the next segment began; run strata-fsck, or restore from a backup", file: path, offset: Int64(damage.offset))
+            }
+            if let proof = laterRecordClaimingSynced(bytes, beyond: damage.offset) {
+                throw StoreError(.corruption, "WAL is damaged (\(damage.reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck, or restore from a backup", file: path, offset: Int64(damage.offset))
+            }
+            let lastNonZero = bytes.lastIndex(where: { $0 != 0 }) ?? damage.offset
+            report.truncatedTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(damage.offset),
+                                                                discardedBytes: Int64(max(0, lastNonZero + 1 - damage.offset)))
+            return damage.offset
+        }
+    }
+
+    /// Looks past damage at `offset` for a valid record whose synced-through field exceeds
+    /// `offset`; such a record proves the damaged bytes were durable before it was written.
+    static func laterRecordClaimingSynced(_ bytes: [UInt8], beyond offset: Int) -> Int? {
+        var probe = WALScanner(bytes: bytes)
+        probe.skipToNextBlock(after: offset)
+        while true {
+            switch probe.next() {
+            case .record(let payload, let recordOffset, _):
+                let header = try? payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) }
+                if let header, header.syncedThrough > UInt64(offset) { return recordOffset }
+            case .invalid(let bad, _):
+                probe.skipToNextBlock(after: max(bad, probe.position - 1))
+            case .end(let end):
+                if end >= bytes.count || probe.isZero(from: end) { return nil }
+                probe.skipToNextBlock(after: end)
+            }
+        }
+    }
+
+    private static func applyBatch(_ payload: [UInt8], path: String, offset: Int, into memtable: MemTable,
+                                   lastSequence: inout UInt64) throws {
+        try payload.withUnsafeBytes { raw in
+            let header: BatchFormat.Header
+            do {
+                header = try BatchFormat.decodeHeader(raw)
+            } catch let error as FormatError {
+                throw StoreError(error, file: path, baseOffset: Int64(offset))
+            }
+            guard header.sequence == lastSequence + 1 else {
+                throw StoreError(.corruption, "WAL sequence jumps from \(lastSequence) to \(header.sequence); a record is missing", file: path, offset: Int64(offset))
+            }
+            do {
+                _ = try BatchFormat.decode(raw, maxKeyBytes: StoreLimits.maxKeyBytes, maxValueBytes: StoreLimits.maxValueBytes) { kind, key, value in
+                    memtable.insert(key: key, sequence: header.sequence, value: kind == .put ? value : nil)
+                }
+            } catch let error as FormatError {
+                throw StoreError(error, file: path, baseOffset: Int64(offset))
+            }
+            lastSequence = header.sequence
+        }
+    }
+}

@@ -1,0 +1,26 @@
+/// What opening the store found and did while replaying the write-ahead log.
+public struct RecoveryReport: Sendable, Equatable {
+    /// A torn write at the end of the log: bytes of a write that never completed, cut off.
+    public struct TruncatedTail: Sendable, Equatable {
+        /// The WAL segment file that was cut.
+        public var file: String
+        /// The size the file's valid data was cut back to.
+        public var offset: Int64
+        /// How many non-zero bytes past `offset` were discarded.
+        public var discardedBytes: Int64
+    }
+
+    /// WAL segments replayed.
+    public var segmentsReplayed = 0
+    /// Committed transactions replayed.
+    public var transactionsReplayed = 0
+    /// The last commit sequence found: the store's version after opening.
+    public var lastSequence: UInt64 = 0
+    /// The torn tail cut off the last segment, if there was one.
+    public var truncatedTail: TruncatedTail? = nil
+    /// WAL segment files removed because their creation never completed (no header made it
+    /// to disk, and nothing follows it).
+    public var removedIncompleteSegments: [String] = []
+
+    public init() {}
+}

@@ -1,0 +1,63 @@
+import Synchronization
+
+/// A long-lived, read-only view of the store as of one commit. What it sees never changes,
+/// whatever is written afterwards, and reading it never waits for the writer. It is
+/// `Sendable`: hand it to another thread or actor freely.
+///
+/// A snapshot keeps the data it sees in memory; call ``close()`` (or let it go) when done.
+public final class Snapshot: Sendable {
+    /// The commit sequence this snapshot sees.
+    public let version: UInt64
+    private let view: Mutex<ReadView?>
+    private let registry: SnapshotRegistry
+    private let storeIsOpen: @Sendable () -> Bool
+
+    init(view: ReadView, registry: SnapshotRegistry, storeIsOpen: @escaping @Sendable () -> Bool) {
+        self.version = view.sequence
+        self.view = Mutex(view)
+        self.registry = registry
+        self.storeIsOpen = storeIsOpen
+        registry.opened(view.sequence)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Runs `body` on this snapshot's data, on the calling thread.
+    public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        guard let current = view.withLock({ $0 }) else {
+            throw StoreError(.closed, "the snapshot was closed; take a new one with store.snapshot()")
+        }
+        guard storeIsOpen() else { throw StoreError.closed() }
+        return try body(ReadTransaction(view: current))
+    }
+
+    /// Releases what the snapshot pins. Idempotent; later reads throw `.closed`.
+    public func close() {
+        let released = view.withLock { view -> Bool in
+            defer { view = nil }
+            return view != nil
+        }
+        if released { registry.closed(version) }
+    }
+}
+
+/// Counts live snapshots and the oldest version they pin, for `stats()`.
+final class SnapshotRegistry: Sendable {
+    private let pinned = Mutex<[UInt64: Int]>([:])
+
+    func opened(_ version: UInt64) {
+        pinned.withLock { $0[version, default: 0] += 1 }
+    }
+
+    func closed(_ version: UInt64) {
+        pinned.withLock { counts in
+            if let n = counts[version], n > 1 { counts[version] = n - 1 } else { counts[version] = nil }
+        }
+    }
+
+    var summary: (count: Int, oldest: UInt64?) {
+        pinned.withLock { counts in (counts.values.reduce(0, +), counts.keys.min()) }
+    }
+}

@@ -1,0 +1,242 @@
+import Dispatch
+import Synchronization
+import StrataIO
+
+/// An open Strata store: a directory of files holding sorted keys and values, with MVCC
+/// snapshots for readers and one writer queue for every change.
+///
+/// ```swift
+/// let store = try Store(path: "data.strata")
+/// try store.write { tx in try tx.put(key, value) }
+/// let value = try store.read { tx in try tx.get(key) }
+/// try store.close()
+/// ```
+///
+/// A `Store` is `Sendable`: share one instance between threads and actors. Only one `Store`
+/// may have a given path open at a time, in any process.
+public final class Store: Sendable {
+    /// The store's directory.
+    public let path: String
+    /// What opening the store found in its log.
+    public let recovery: RecoveryReport
+
+    private let options: StoreOptions
+    private let writer: Writer
+    private let lock: any FileLock
+    private let published: PublishedState
+    private let snapshots = SnapshotRegistry()
+    private let state = Mutex<State>(.open)
+    /// Callback completions run here, in commit order, never on the writer queue.
+    private let completionQueue = DispatchQueue(label: "strata.completions")
+
+    private enum State {
+        case open
+        case closing
+        case closed((any Error)?)
+    }
+
+    /// Opens the store at `path`, creating it when missing (unless
+    /// `options.createIfMissing` is false), and replays its log.
+    ///
+    /// - Throws: `StoreError` with code `.locked` when another `Store` has it open,
+    ///   `.notAStore` when the path holds something else, `.corruption` or `.formatVersion`
+    ///   when its files cannot be read.
+    public init(path: String, options: StoreOptions = StoreOptions()) throws {
+        let opened = try Recovery.open(path: path, options: options)
+        self.path = path
+        self.options = options
+        self.recovery = opened.report
+        self.lock = opened.lock
+        let published = PublishedState(ReadView(version: Version(memtable: opened.memtable), sequence: opened.lastSequence))
+        self.published = published
+        self.writer = Writer(memtable: opened.memtable, lastSequence: opened.lastSequence, wal: opened.wal,
+                             published: published, options: options)
+    }
+
+    deinit {
+        try? close()
+    }
+
+    /// Closes the store: waits for queued writes, makes `.buffered` commits durable, closes
+    /// the files and releases the lock. Idempotent. Later calls on the store throw `.closed`.
+    public func close() throws {
+        let mustClose = state.withLock { state -> Bool in
+            guard case .open = state else { return false }
+            state = .closing
+            return true
+        }
+        guard mustClose else {
+            // A second close waits for nothing; report the first close's outcome.
+            return
+        }
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<(any Error)?>(nil)
+        if writer.isCurrentThreadWriter {
+            state.withLock { $0 = .open }
+            throw StoreError(.invalidArgument, "close() was called from inside a write transaction; close the store after the write returns")
+        }
+        let queued = writer.submit(.close({ error in
+            outcome.withLock { $0 = error }
+            done.signal()
+        }))
+        if queued { done.wait() }
+        try? lock.unlock()
+        let error = outcome.withLock { $0 }
+        state.withLock { $0 = .closed(error) }
+        if let error { throw error }
+    }
+
+    private var isOpen: Bool {
+        state.withLock { if case .open = $0 { return true } else { return false } }
+    }
+
+    private func checkOpen() throws {
+        guard isOpen else { throw StoreError.closed() }
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` on a snapshot of the latest commit, on the calling thread. Never waits for
+    /// the writer.
+    public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        try checkOpen()
+        return try body(ReadTransaction(view: published.current()))
+    }
+
+    /// Runs `body` on a snapshot of the latest commit. The async form, for async contexts;
+    /// it suspends nowhere, since reads never wait.
+    public func read<T>(_ body: (ReadTransaction) throws -> T) async throws -> T {
+        try checkOpen()
+        return try body(ReadTransaction(view: published.current()))
+    }
+
+    /// A long-lived snapshot of the latest commit.
+    public func snapshot() throws -> Snapshot {
+        try checkOpen()
+        return Snapshot(view: published.current(), registry: snapshots, storeIsOpen: { [weak self] in
+            self?.isOpen ?? false
+        })
+    }
+
+    /// The latest commit sequence readers can see.
+    public var version: UInt64 { published.current().sequence }
+
+    // MARK: Writing
+
+    /// Runs `body` as one transaction on the writer queue and returns its result once the
+    /// transaction is committed as durably as `durability` (default: the store's option)
+    /// asks. Blocks the calling thread; from async code use the async overload.
+    ///
+    /// If `body` throws, nothing it wrote is applied and its error is rethrown unchanged.
+    public func write<T>(durability: Durability? = nil, _ body: (WriteTransaction) throws -> T) throws -> T {
+        try checkOpen()
+        if writer.isCurrentThreadWriter {
+            throw StoreError(.invalidArgument, "a synchronous write was started from inside a write transaction on the same store, and would wait for itself; do the work in the outer transaction, or use asyncWrite")
+        }
+        return try withoutActuallyEscaping(body) { body in
+            // The caller blocks until the writer has run `body`, so the closure and what it
+            // captures are never used by two threads at once.
+            let carried = UncheckedBox(body)
+            let result = ResultSlot<T>()
+            let done = DispatchSemaphore(value: 0)
+            let request = Writer.TransactionRequest(
+                durability: durability ?? options.durability,
+                run: { tx in result.store(try carried.value(tx)) },
+                complete: { error in result.fail(error); done.signal() })
+            guard writer.submit(.transaction(request)) else { throw StoreError.closed() }
+            done.wait()
+            return try result.take()
+        }
+    }
+
+    /// Runs `body` as one transaction on the writer queue. Suspends (never blocks a thread)
+    /// until the transaction is committed as durably as `durability` asks.
+    public func write<T: Sendable>(durability: Durability? = nil, _ body: @Sendable (WriteTransaction) throws -> T) async throws -> T {
+        try checkOpen()
+        return try await withoutActuallyEscaping(body) { body in
+            // The task stays suspended until the writer has run `body`; the closure does not
+            // outlive this call.
+            let carried = UncheckedBox(body)
+            let result = ResultSlot<T>()
+            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let request = Writer.TransactionRequest(
+                    durability: durability ?? options.durability,
+                    run: { tx in result.store(try carried.value(tx)) },
+                    complete: { error in
+                        result.fail(error)
+                        continuation.resume(with: Result { try result.take() })
+                    })
+                if !writer.submit(.transaction(request)) {
+                    continuation.resume(throwing: StoreError.closed())
+                }
+            }
+        }
+    }
+
+    /// Queues `body` as one transaction and returns at once. `completion` gets the body's
+    /// result after the commit (or the error), on a Strata queue, in commit order.
+    public func asyncWrite<T: Sendable>(
+        durability: Durability? = nil,
+        _ body: @escaping @Sendable (WriteTransaction) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void = { _ in }
+    ) {
+        guard isOpen else {
+            completionQueue.async { completion(.failure(StoreError.closed())) }
+            return
+        }
+        let result = ResultSlot<T>()
+        let completionQueue = self.completionQueue
+        let request = Writer.TransactionRequest(
+            durability: durability ?? options.durability,
+            run: { tx in result.store(try body(tx)) },
+            complete: { error in
+                result.fail(error)
+                let outcome = Result { try result.take() }
+                completionQueue.async { completion(outcome) }
+            })
+        if !writer.submit(.transaction(request)) {
+            completionQueue.async { completion(.failure(StoreError.closed())) }
+        }
+    }
+
+    /// Makes every earlier commit durable (one fdatasync, shared with concurrent writers).
+    public func sync() throws {
+        try checkOpen()
+        if writer.isCurrentThreadWriter {
+            throw StoreError(.invalidArgument, "sync() was called from inside a write transaction and would wait for itself; call it after the write returns")
+        }
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<(any Error)?>(nil)
+        guard writer.submit(.sync({ error in outcome.withLock { $0 = error }; done.signal() })) else {
+            throw StoreError.closed()
+        }
+        done.wait()
+        if let error = outcome.withLock({ $0 }) { throw error }
+    }
+
+    /// Makes every earlier commit durable, suspending instead of blocking.
+    public func sync() async throws {
+        try checkOpen()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let queued = writer.submit(.sync({ error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            }))
+            if !queued { continuation.resume(throwing: StoreError.closed()) }
+        }
+    }
+
+    // MARK: Figures
+
+    public func stats() throws -> StoreStats {
+        try checkOpen()
+        let view = published.current()
+        let pinned = snapshots.summary
+        return StoreStats(version: view.sequence,
+                          memtableEntries: view.version.memtable.count,
+                          memtableBytes: view.version.memtable.approximateBytes,
+                          walSegments: writer.walSegments,
+                          walBytes: writer.walBytes,
+                          liveSnapshots: pinned.count,
+                          oldestSnapshotVersion: pinned.oldest)
+    }
+}

@@ -1,0 +1,116 @@
+import StrataFormat
+import StrataIO
+
+/// The error every `Store` operation throws for problems of the store itself. Errors thrown
+/// by your own transaction closures reach you unchanged.
+///
+/// Switch on ``code`` to decide what to do; show ``message`` to a person.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// What kind of problem this is. New codes may be added in later versions, so a `switch`
+    /// over codes needs a `default:` case.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: String, Hashable, Sendable {
+            case corruption, io, diskFull, closed, locked, suspended, readOnly, conflict,
+                 invalidArgument, formatVersion, notAStore
+        }
+        private let value: Value
+        private init(_ value: Value) { self.value = value }
+
+        /// A file's bytes are damaged: a checksum, a length or an order does not hold.
+        /// ``StoreError/file`` and ``StoreError/offset`` say where.
+        public static let corruption = Code(.corruption)
+        /// The operating system failed a file operation.
+        public static let io = Code(.io)
+        /// The disk (or quota) is full. Nothing was committed; free space and reopen.
+        public static let diskFull = Code(.diskFull)
+        /// The store was closed.
+        public static let closed = Code(.closed)
+        /// Another `Store`, in this process or another, has the store open.
+        public static let locked = Code(.locked)
+        /// The store is suspended; retry after `resume()`.
+        public static let suspended = Code(.suspended)
+        /// An earlier write failed in a way that leaves the log's state unknown, so the store
+        /// refuses writes until it is closed and reopened. Reads still work.
+        public static let readOnly = Code(.readOnly)
+        /// An optimistic check found the data changed.
+        public static let conflict = Code(.conflict)
+        /// A call's argument is not allowed: an empty or oversized key, an oversized value,
+        /// a transaction used outside its closure, a nested synchronous write.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// A file was written by a newer Strata format than this build reads.
+        public static let formatVersion = Code(.formatVersion)
+        /// The path holds something that is not a Strata store.
+        public static let notAStore = Code(.notAStore)
+
+        public var description: String { value.rawValue }
+    }
+
+    public var code: Code
+    /// What happened and what to do about it, in a sentence or two.
+    public var message: String
+    /// The file concerned, when there is one.
+    public var file: String?
+    /// The byte offset in ``file`` where the problem is, when known.
+    public var offset: Int64?
+    /// The operating-system error behind an `.io` or `.diskFull` error.
+    public var underlying: IOError?
+
+    public init(_ code: Code, _ message: String, file: String? = nil, offset: Int64? = nil, underlying: IOError? = nil) {
+        self.code = code
+        self.message = message
+        self.file = file
+        self.offset = offset
+        self.underlying = underlying
+    }
+
+    /// True for errors that may go away if the same call is made again later.
+    public var isRetryable: Bool { code == .suspended }
+
+    public var description: String {
+        var text = "\(code): \(message)"
+        if let file {
+            text += " [\(file)"
+            if let offset { text += " at byte \(offset)" }
+            text += "]"
+        }
+        return text
+    }
+}
+
+extension StoreError {
+    /// Wraps a file-system failure, naming what the store was doing.
+    init(_ error: IOError, while doing: String) {
+        if error.code == .noSpace {
+            self.init(.diskFull, "the disk is full while \(doing): \(error.message). Nothing of the failed operation was committed; free space, then close and reopen the store", file: error.path, underlying: error)
+        } else {
+            self.init(.io, "I/O failure while \(doing): \(error.message)", file: error.path, underlying: error)
+        }
+    }
+
+    /// Wraps a decode failure in a named file.
+    init(_ error: FormatError, file: String, baseOffset: Int64 = 0) {
+        switch error.kind {
+        case .unsupportedVersion:
+            self.init(.formatVersion, "\(error.message); open it with a newer version of Strata", file: file, offset: baseOffset + Int64(error.offset))
+        case .badMagic:
+            self.init(.notAStore, "\(file) is not a Strata file: \(error.message)", file: file, offset: baseOffset + Int64(error.offset))
+        default:
+            self.init(.corruption, "\(error.message). The file is damaged; run strata-fsck on the store, or restore it from a backup", file: file, offset: baseOffset + Int64(error.offset))
+        }
+    }
+
+    static func closed() -> StoreError {
+        StoreError(.closed, "the store is closed; open a new Store to use it again")
+    }
+}
+
+/// Maps any error from inside the engine to what callers see: file-system and format errors
+/// become `StoreError`; everything else (a `StoreError`, or the caller's own error) passes
+/// through unchanged.
+func mapEngineError(_ error: any Error, while doing: String) -> any Error {
+    switch error {
+    case let error as IOError: return StoreError(error, while: doing)
+    case let error as FormatError: return StoreError(.corruption, error.description)
+    default: return error
+    }
+}

@@ -1,0 +1,106 @@
+import StrataFormat
+import StrataIO
+
+/// Appends batches to the current WAL segment and rolls to a new one past the size limit.
+/// Layout of what it writes: docs/format/wal.md.
+///
+/// Confined to the writer queue (and to recovery before the queue starts).
+///
+/// Invariants:
+/// 1. `syncedOffset <= offset`; every byte of the segment below `syncedOffset` is durable.
+/// 2. Every segment but the current one is synced to its end before the next is created, so
+///    recovery may treat damage in an older segment as corruption, never as a torn write.
+/// 3. A new segment is durable (header written and synced, directory synced) before any
+///    record is written to it.
+final class WALWriter {
+    let fileSystem: any FileSystem
+    let directory: String
+    let segmentBytes: Int
+
+    private(set) var handle: any FileHandle
+    private(set) var segmentNumber: UInt64
+    /// Where the next record goes: the end of valid data in the current segment.
+    private(set) var offset: Int
+    private(set) var syncedOffset: Int
+    /// Bytes of valid data in the older segments still on disk (for stats).
+    private(set) var olderSegmentsBytes: Int
+    private(set) var segmentCount: Int
+
+    init(fileSystem: any FileSystem, directory: String, segmentBytes: Int, handle: any FileHandle,
+         segmentNumber: UInt64, offset: Int, olderSegmentsBytes: Int, segmentCount: Int) {
+        self.fileSystem = fileSystem
+        self.directory = directory
+        self.segmentBytes = segmentBytes
+        self.handle = handle
+        self.segmentNumber = segmentNumber
+        self.offset = offset
+        self.syncedOffset = offset
+        self.olderSegmentsBytes = olderSegmentsBytes
+        self.segmentCount = segmentCount
+    }
+
+    var totalBytes: Int { olderSegmentsBytes + offset }
+    var needsRoll: Bool { offset >= segmentBytes }
+    var hasUnsyncedBytes: Bool { syncedOffset < offset }
+
+    static func segmentName(_ number: UInt64) -> String {
+        let digits = String(number)
+        return "wal-" + String(repeating: "0", count: max(0, 10 - digits.count)) + digits + ".log"
+    }
+
+    /// The segment number in a file name, or nil when the name is not a WAL segment's.
+    static func segmentNumber(fromName name: String) -> UInt64? {
+        guard name.hasPrefix("wal-"), name.hasSuffix(".log") else { return nil }
+        let digits = name.dropFirst(4).dropLast(4)
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return nil }
+        return UInt64(digits)
+    }
+
+    /// Creates segment `number`, durable and empty (invariant 3).
+    static func createSegment(fileSystem: any FileSystem, directory: String, number: UInt64, segmentBytes: Int) throws -> any FileHandle {
+        let path = fileSystem.path(directory, segmentName(number))
+        let handle = try fileSystem.openFile(path, create: true)
+        do {
+            try handle.truncate(to: 0)
+            try handle.write(WALFormat.SegmentHeader(segmentNumber: number).encoded(), at: 0)
+            try handle.preallocate(to: Int64(segmentBytes))
+            try handle.sync()
+            try fileSystem.syncDirectory(directory)
+        } catch {
+            try? handle.close()
+            throw error
+        }
+        return handle
+    }
+
+    /// Writes already-framed record bytes at the end of the segment.
+    func append(_ bytes: [UInt8]) throws {
+        try handle.write(bytes, at: Int64(offset))
+        offset += bytes.count
+    }
+
+    /// fdatasync, when anything is unsynced.
+    func sync() throws {
+        guard hasUnsyncedBytes else { return }
+        try handle.sync()
+        syncedOffset = offset
+    }
+
+    /// Finishes the current segment (synced to its end, invariant 2) and starts the next.
+    func roll() throws {
+        try sync()
+        let next = segmentNumber + 1
+        let newHandle = try WALWriter.createSegment(fileSystem: fileSystem, directory: directory, number: next, segmentBytes: segmentBytes)
+        try? handle.close()
+        handle = newHandle
+        olderSegmentsBytes += offset
+        segmentNumber = next
+        segmentCount += 1
+        offset = WALFormat.headerSize
+        syncedOffset = offset
+    }
+
+    func close() throws {
+        try handle.close()
+    }
+}

@@ -1,0 +1,111 @@
+/// A write transaction, run on the store's writer queue. It sees every earlier commit and its
+/// own writes; when its closure returns, all of its writes commit together, and if the closure
+/// throws, none do. Do not keep it after the closure returns: every call then throws.
+public final class WriteTransaction: ReadableTransaction {
+    enum PendingWrite {
+        case put([UInt8])
+        case delete
+    }
+
+    private let table: MemTable
+    /// The head sequence: the last commit the writer has run, durable or not yet.
+    public let version: UInt64
+    private(set) var writes: [[UInt8]: PendingWrite] = [:]
+    /// Keys in the order they were first written, so a commit encodes deterministically.
+    private(set) var order: [[UInt8]] = []
+    private(set) var byteCount = 0
+    private var ended = false
+
+    init(table: MemTable, version: UInt64) {
+        self.table = table
+        self.version = version
+    }
+
+    var isEmpty: Bool { writes.isEmpty }
+
+    /// Ends the transaction: later calls throw.
+    func end() { ended = true }
+
+    private func checkActive() throws {
+        if ended {
+            throw StoreError(.invalidArgument, "a write transaction was used after its closure returned; do all work inside the closure")
+        }
+    }
+
+    // MARK: Reading
+
+    public func get(_ key: [UInt8]) throws -> [UInt8]? {
+        try checkActive()
+        try KeyValidation.checkKey(key)
+        if let own = writes[key] {
+            if case .put(let value) = own { return value }
+            return nil
+        }
+        switch key.withUnsafeBytes({ table.get($0, at: version) }) {
+        case .value(let value): return value
+        case .deleted, .absent: return nil
+        }
+    }
+
+    public func scan(from: [UInt8], to: [UInt8]?, reverse: Bool) throws -> Scan {
+        try checkActive()
+        try KeyValidation.checkBound(from)
+        if let to { try KeyValidation.checkBound(to) }
+        var overlay: [VersionedEntry] = []
+        for (key, write) in writes where key.lexicographicallyPrecedes(from) == false && (to.map { key.lexicographicallyPrecedes($0) } ?? true) {
+            switch write {
+            case .put(let value): overlay.append(VersionedEntry(key: key, value: value))
+            case .delete: overlay.append(VersionedEntry(key: key, value: nil))
+            }
+        }
+        overlay.sort { reverse ? $1.key.lexicographicallyPrecedes($0.key) : $0.key.lexicographicallyPrecedes($1.key) }
+        return Scan(table: table, sequence: version, lower: from, upper: to, reverse: reverse, overlay: overlay)
+    }
+
+    // MARK: Writing
+
+    /// Sets `key` to `value`.
+    public func put(_ key: [UInt8], _ value: [UInt8]) throws {
+        try checkActive()
+        try KeyValidation.checkKey(key)
+        try KeyValidation.checkValue(value)
+        try record(key, .put(value), bytes: key.count + value.count)
+    }
+
+    /// Removes `key`. Removing a key that has no value is not an error.
+    public func delete(_ key: [UInt8]) throws {
+        try checkActive()
+        try KeyValidation.checkKey(key)
+        try record(key, .delete, bytes: key.count)
+    }
+
+    /// Removes every key with `from <= key < to` (to the end when `to` is nil) and returns how
+    /// many had a value. Costs time in proportion to the keys in the range.
+    @discardableResult
+    public func deleteRange(from: [UInt8], to: [UInt8]?) throws -> Int {
+        let doomed = try scan(from: from, to: to, reverse: false).map(\.key)
+        for key in doomed { try delete(key) }
+        return doomed.count
+    }
+
+    private func record(_ key: [UInt8], _ write: PendingWrite, bytes: Int) throws {
+        if byteCount + bytes > StoreLimits.maxTransactionBytes {
+            throw StoreError(.invalidArgument, "the transaction holds over \(StoreLimits.maxTransactionBytes) bytes of keys and values; commit in smaller transactions")
+        }
+        byteCount += bytes
+        if writes.updateValue(write, forKey: key) == nil { order.append(key) }
+    }
+
+    /// String conveniences: keys and values as UTF-8.
+    public func put(_ key: String, _ value: String) throws {
+        try put(Array(key.utf8), Array(value.utf8))
+    }
+
+    public func delete(_ key: String) throws {
+        try delete(Array(key.utf8))
+    }
+}
+
+// Transactions stay on the writer queue that runs their closure.
+@available(*, unavailable)
+extension WriteTransaction: Sendable {}

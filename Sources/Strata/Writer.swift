@@ -1,0 +1,276 @@
+import Dispatch
+import Logging
+import Synchronization
+import StrataFormat
+import StrataIO
+
+/// The single writer queue: every mutation of the store runs here, one group at a time, in
+/// the order requests arrive. Requests that arrive while a group is being written or synced
+/// wait and form the next group, which shares one WAL write and one fdatasync (group commit).
+///
+/// One round, for the requests taken from `pending` in arrival order:
+///   1. run each transaction body against the head state (every earlier commit, durable or
+///      not, plus the transaction's own writes); a body that throws leaves no trace;
+///   2. give each non-empty transaction the next sequence, frame its batch into the group's
+///      WAL buffer, insert it into the memtable (invisible: above the published sequence);
+///   3. write the buffer with one write; if any member asked for `.synced` (or `sync()`),
+///      fdatasync once;
+///   4. publish the group's last sequence, then complete every member.
+///
+/// Invariants:
+/// 1. Everything below "writer-confined" is touched only on `queue`.
+/// 2. `lastAssigned >=` the published sequence. Memtable entries above the published sequence
+///    belong to the group in flight, or to a group whose write failed (they stay invisible).
+/// 3. A group is published only after its bytes are written and, when promised, synced.
+/// 4. After a failed WAL write or sync, `failure` is set for good: that group and every later
+///    request fail, and the writer never writes again (a failed fsync leaves the log in an
+///    unknown state, so retrying it would be a lie). Reopening recovers.
+/// 5. One round takes at most `maxGroupRequests` requests, so a round's latency is bounded.
+final class Writer: @unchecked Sendable {
+    // @unchecked Sendable: the mutable state is confined to `queue` (invariant 1); the shared
+    // parts (`pending`, `published`, counters) are a Mutex, a Sendable class and atomics.
+
+    typealias Completion = @Sendable ((any Error)?) -> Void
+
+    final class TransactionRequest: Sendable {
+        let durability: Durability
+        /// Runs the caller's body; stores its result where the caller will find it.
+        let run: @Sendable (WriteTransaction) throws -> Void
+        let complete: Completion
+
+        init(durability: Durability, run: @escaping @Sendable (WriteTransaction) throws -> Void, complete: @escaping Completion) {
+            self.durability = durability
+            self.run = run
+            self.complete = complete
+        }
+    }
+
+    enum Request: Sendable {
+        case transaction(TransactionRequest)
+        case sync(Completion)
+        case close(Completion)
+    }
+
+    private struct PendingState {
+        var requests: [Request] = []
+        var draining = false
+        var accepting = true
+    }
+
+    static let maxGroupRequests = 1024
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    private let queue: DispatchQueue
+    private let pending = Mutex(PendingState())
+    let published: PublishedState
+    private let failpoints: Failpoints?
+    private let logger: Logger
+    private let walBytesCounter = Atomic<Int>(0)
+    private let walSegmentsCounter = Atomic<Int>(0)
+
+    // Writer-confined (invariant 1).
+    private let memtable: MemTable
+    private var lastAssigned: UInt64
+    private var failure: StoreError? = nil
+    private let wal: WALWriter
+    private var walBuffer: [UInt8] = []
+    private var round: [(request: Request, error: (any Error)?)] = []
+
+    init(memtable: MemTable, lastSequence: UInt64, wal: WALWriter, published: PublishedState, options: StoreOptions) {
+        self.memtable = memtable
+        self.lastAssigned = lastSequence
+        self.wal = wal
+        self.published = published
+        self.failpoints = options.failpoints
+        self.logger = options.logger
+        self.queue = DispatchQueue(label: "strata.writer", qos: .userInitiated)
+        queue.setSpecific(key: Writer.queueKey, value: ObjectIdentifier(self))
+        walBytesCounter.store(wal.totalBytes, ordering: .relaxed)
+        walSegmentsCounter.store(wal.segmentCount, ordering: .relaxed)
+    }
+
+    /// True when the calling code runs inside this writer's queue (a transaction body):
+    /// a synchronous write from there would wait for itself.
+    var isCurrentThreadWriter: Bool {
+        DispatchQueue.getSpecific(key: Writer.queueKey) == ObjectIdentifier(self)
+    }
+
+    var walBytes: Int { walBytesCounter.load(ordering: .relaxed) }
+    var walSegments: Int { walSegmentsCounter.load(ordering: .relaxed) }
+
+    /// Queues a request. Returns false, without queueing, once the writer is closing.
+    func submit(_ request: Request) -> Bool {
+        let isClose: Bool
+        if case .close = request { isClose = true } else { isClose = false }
+        let startDrain: Bool? = pending.withLock { state in
+            guard state.accepting else { return nil }
+            state.requests.append(request)
+            if isClose { state.accepting = false }
+            if state.draining { return false }
+            state.draining = true
+            return true
+        }
+        guard let startDrain else { return false }
+        if startDrain { queue.async { self.drain() } }
+        return true
+    }
+
+    private func drain() {
+        while true {
+            let batch: [Request] = pending.withLock { state in
+                if state.requests.isEmpty {
+                    state.draining = false
+                    return []
+                }
+                let count = min(state.requests.count, Writer.maxGroupRequests)
+                let taken = Array(state.requests.prefix(count))
+                state.requests.removeFirst(count)
+                return taken
+            }
+            if batch.isEmpty { return }
+            process(batch)
+        }
+    }
+
+    // MARK: One round (writer-confined)
+
+    private func process(_ batch: [Request]) {
+        round.removeAll(keepingCapacity: true)
+        walBuffer.removeAll(keepingCapacity: true)
+        var needsSync = false
+        var closeCompletion: Completion? = nil
+
+        if failure == nil && wal.needsRoll {
+            do {
+                try failpoints?.handler(.beforeSegmentRoll)
+                try wal.roll()
+            } catch {
+                enterFailure(error, while: "starting a new WAL segment")
+            }
+        }
+
+        for request in batch {
+            switch request {
+            case .transaction(let transaction):
+                if let failure {
+                    transaction.complete(readOnlyError(failure))
+                    continue
+                }
+                runTransaction(transaction, needsSync: &needsSync)
+            case .sync(let completion):
+                if let failure {
+                    completion(readOnlyError(failure))
+                    continue
+                }
+                needsSync = true
+                round.append((request, nil))
+            case .close(let completion):
+                closeCompletion = completion
+            }
+        }
+
+        if failure == nil {
+            do {
+                try failpoints?.handler(.beforeWALWrite)
+                if !walBuffer.isEmpty { try wal.append(walBuffer) }
+                try failpoints?.handler(.afterWALWriteBeforeSync)
+                if needsSync { try wal.sync() }
+                try failpoints?.handler(.beforePublish)
+                published.publish(sequence: lastAssigned)
+            } catch {
+                enterFailure(error, while: needsSync ? "writing and syncing the WAL" : "writing the WAL")
+            }
+        }
+        walBytesCounter.store(wal.totalBytes, ordering: .relaxed)
+        walSegmentsCounter.store(wal.segmentCount, ordering: .relaxed)
+
+        let groupError: (any Error)? = failure
+        for (request, error) in round {
+            let outcome = error ?? groupError
+            switch request {
+            case .transaction(let transaction): transaction.complete(outcome)
+            case .sync(let completion): completion(outcome)
+            case .close: break
+            }
+        }
+        round.removeAll(keepingCapacity: true)
+
+        if let closeCompletion {
+            closeCompletion(finishClosing())
+        }
+    }
+
+    private func runTransaction(_ request: TransactionRequest, needsSync: inout Bool) {
+        let transaction = WriteTransaction(table: memtable, version: lastAssigned)
+        do {
+            try request.run(transaction)
+            transaction.end()
+        } catch {
+            // The body threw: nothing of it is applied, and its error goes back unchanged.
+            transaction.end()
+            request.complete(error)
+            return
+        }
+        if transaction.isEmpty {
+            // Nothing to write, but it read state that may not be durable yet: it completes
+            // with the group.
+            round.append((.transaction(request), nil))
+            return
+        }
+        let sequence = lastAssigned + 1
+        var encoder = BatchFormat.Encoder(sequence: sequence, syncedThrough: UInt64(wal.syncedOffset),
+                                          reservingCapacity: transaction.byteCount + 8 * transaction.order.count)
+        for key in transaction.order {
+            switch transaction.writes[key]! {
+            case .put(let value): encoder.put(key, value)
+            case .delete: encoder.delete(key)
+            }
+        }
+        let payload = encoder.finish()
+        payload.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &walBuffer, fileOffset: wal.offset) }
+        for key in transaction.order {
+            key.withUnsafeBytes { keyBytes in
+                switch transaction.writes[key]! {
+                case .put(let value):
+                    value.withUnsafeBytes { memtable.insert(key: keyBytes, sequence: sequence, value: $0) }
+                case .delete:
+                    memtable.insert(key: keyBytes, sequence: sequence, value: nil)
+                }
+            }
+        }
+        lastAssigned = sequence
+        if request.durability == .synced { needsSync = true }
+        round.append((.transaction(request), nil))
+    }
+
+    private func enterFailure(_ error: any Error, while doing: String) {
+        let mapped: StoreError
+        if let io = error as? IOError {
+            mapped = StoreError(io, while: doing)
+        } else if let store = error as? StoreError {
+            mapped = store
+        } else {
+            mapped = StoreError(.io, "failure while \(doing): \(error)")
+        }
+        logger.error("write failed; the store is read-only until reopened", metadata: ["error": "\(mapped)"])
+        failure = mapped
+    }
+
+    private func readOnlyError(_ cause: StoreError) -> StoreError {
+        StoreError(.readOnly, "the store refuses writes after an earlier failure (\(cause.message)); close and reopen it to recover",
+                   file: cause.file, underlying: cause.underlying)
+    }
+
+    /// Makes buffered commits durable and closes the log. Returns the first error.
+    private func finishClosing() -> (any Error)? {
+        var result: (any Error)? = nil
+        if failure == nil {
+            do { try wal.sync() } catch {
+                enterFailure(error, while: "syncing the WAL at close")
+                result = failure
+            }
+        }
+        do { try wal.close() } catch { result = result ?? StoreError((error as? IOError) ?? IOError(code: .other, operation: "close", path: wal.directory, message: "\(error)"), while: "closing the WAL") }
+        return result
+    }
+}

@@ -1,0 +1,103 @@
+// The payload of a WAL logical record: one committed transaction (docs/format/wal.md,
+// "Batch payload").
+//
+//   batch := kind u8 (1) | sequence u64 | syncedThrough u64 | count u32 | op{count}
+//   op    := 1 (put) | keyLength varint | key | valueLength varint | value
+//          | 2 (delete) | keyLength varint | key
+
+public enum BatchFormat {
+    public static let recordKindBatch: UInt8 = 1
+    public static let headerSize = 1 + 8 + 8 + 4
+
+    public enum OpKind: UInt8, Sendable {
+        case put = 1
+        case delete = 2
+    }
+
+    /// Builds one batch payload. Append operations, then `finish` patches the count.
+    public struct Encoder {
+        public private(set) var bytes: [UInt8]
+        public private(set) var count: UInt32 = 0
+
+        public init(sequence: UInt64, syncedThrough: UInt64, reservingCapacity: Int = 0) {
+            bytes = []
+            bytes.reserveCapacity(BatchFormat.headerSize + reservingCapacity)
+            bytes.append(BatchFormat.recordKindBatch)
+            bytes.appendLittleEndian(sequence)
+            bytes.appendLittleEndian(syncedThrough)
+            bytes.appendLittleEndian(UInt32(0))
+        }
+
+        public mutating func put(_ key: [UInt8], _ value: [UInt8]) {
+            bytes.append(OpKind.put.rawValue)
+            bytes.appendVarint(UInt64(key.count))
+            bytes.append(contentsOf: key)
+            bytes.appendVarint(UInt64(value.count))
+            bytes.append(contentsOf: value)
+            count += 1
+        }
+
+        public mutating func delete(_ key: [UInt8]) {
+            bytes.append(OpKind.delete.rawValue)
+            bytes.appendVarint(UInt64(key.count))
+            bytes.append(contentsOf: key)
+            count += 1
+        }
+
+        public mutating func finish() -> [UInt8] {
+            bytes.storeLittleEndian(count, at: 17)
+            return bytes
+        }
+    }
+
+    public struct Header: Sendable, Equatable {
+        public var sequence: UInt64
+        public var syncedThrough: UInt64
+        public var count: UInt32
+    }
+
+    public static func decodeHeader(_ payload: UnsafeRawBufferPointer, baseOffset: Int = 0) throws(FormatError) -> Header {
+        var reader = ByteReader(payload, baseOffset: baseOffset)
+        let kind = try reader.readUInt8("record kind")
+        guard kind == recordKindBatch else {
+            throw FormatError(.malformed, "record kind \(kind) is not a batch", offset: baseOffset)
+        }
+        return Header(sequence: try reader.readUInt64("sequence"),
+                      syncedThrough: try reader.readUInt64("synced-through offset"),
+                      count: try reader.readUInt32("operation count"))
+    }
+
+    /// Decodes a whole batch, handing each operation to `visit` with borrowed key and value
+    /// bytes (valid only during the call). Checks the count and that nothing trails the ops.
+    public static func decode(
+        _ payload: UnsafeRawBufferPointer,
+        baseOffset: Int = 0,
+        maxKeyBytes: Int,
+        maxValueBytes: Int,
+        visit: (OpKind, UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void
+    ) throws -> Header {
+        let header = try decodeHeader(payload, baseOffset: baseOffset)
+        var reader = ByteReader(payload, position: headerSize, baseOffset: baseOffset)
+        for _ in 0..<header.count {
+            let opStart = reader.position
+            let kindByte = try reader.readUInt8("operation kind")
+            guard let kind = OpKind(rawValue: kindByte) else {
+                throw FormatError(.malformed, "operation kind \(kindByte) is unknown", offset: baseOffset + opStart)
+            }
+            let keyLength = try reader.readLength("key length", limit: maxKeyBytes)
+            let key = try reader.readBytes(keyLength, "key")
+            switch kind {
+            case .put:
+                let valueLength = try reader.readLength("value length", limit: maxValueBytes)
+                let value = try reader.readBytes(valueLength, "value")
+                try visit(.put, key, value)
+            case .delete:
+                try visit(.delete, key, nil)
+            }
+        }
+        guard reader.isAtEnd else {
+            throw FormatError(.malformed, "\(reader.remaining) bytes follow the last operation of the batch", offset: baseOffset + reader.position)
+        }
+        return header
+    }
+}

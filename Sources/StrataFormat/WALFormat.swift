@@ -1,0 +1,129 @@
+// The write-ahead log's file format. The exact layout, validity rules and a worked example
+// are in docs/format/wal.md; keep the two in step.
+//
+//   segment  := header block*
+//   header   := magic[8] "STRATAWL" | major u16 | minor u16 | flags u32 | segment u64
+//               | reserved u32 | crc32 u32 (over the 28 bytes before it)        (32 bytes)
+//   block    := fragment* trailer?          (blocks are 32 KiB, counted from file offset 0)
+//   fragment := crc32 u32 | length u16 | type u8 | payload[length]
+//               crc32 covers length, type and payload
+//   trailer  := fewer than 7 zero bytes that end a block
+//
+// A logical record (one transaction's batch) is one FULL fragment, or FIRST MIDDLE* LAST.
+
+public enum WALFormat {
+    public static let magic: [UInt8] = Array("STRATAWL".utf8)
+    public static let majorVersion: UInt16 = 1
+    public static let minorVersion: UInt16 = 0
+    public static let headerSize = 32
+    public static let blockSize = 32 * 1024
+    public static let fragmentHeaderSize = 7
+
+    public enum FragmentType: UInt8, Sendable {
+        case full = 1
+        case first = 2
+        case middle = 3
+        case last = 4
+    }
+
+    // MARK: Header
+
+    public struct SegmentHeader: Sendable, Equatable {
+        public var segmentNumber: UInt64
+        public var majorVersion: UInt16
+        public var minorVersion: UInt16
+
+        public init(segmentNumber: UInt64, majorVersion: UInt16 = WALFormat.majorVersion, minorVersion: UInt16 = WALFormat.minorVersion) {
+            self.segmentNumber = segmentNumber
+            self.majorVersion = majorVersion
+            self.minorVersion = minorVersion
+        }
+
+        public func encoded() -> [UInt8] {
+            var out = [UInt8]()
+            out.reserveCapacity(WALFormat.headerSize)
+            out.append(contentsOf: WALFormat.magic)
+            out.appendLittleEndian(majorVersion)
+            out.appendLittleEndian(minorVersion)
+            out.appendLittleEndian(UInt32(0))  // flags
+            out.appendLittleEndian(segmentNumber)
+            out.appendLittleEndian(UInt32(0))  // reserved
+            out.appendLittleEndian(Checksum.crc32(out))
+            assert(out.count == WALFormat.headerSize)
+            return out
+        }
+
+        /// Decodes and validates a header. Checks, in order: length, magic, checksum, version,
+        /// so that a file of another kind is reported as such rather than as damaged.
+        public static func decode(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> SegmentHeader {
+            guard bytes.count >= WALFormat.headerSize else {
+                throw FormatError(.truncated, "WAL segment is \(bytes.count) bytes, shorter than its \(WALFormat.headerSize)-byte header", offset: 0)
+            }
+            guard bytes.prefix(8).elementsEqual(WALFormat.magic) else {
+                throw FormatError(.badMagic, "file does not start with the WAL magic \"STRATAWL\"", offset: 0)
+            }
+            var reader = ByteReader(bytes)
+            reader.position = 8
+            let major = try reader.readUInt16()
+            let minor = try reader.readUInt16()
+            _ = try reader.readUInt32()
+            let number = try reader.readUInt64()
+            _ = try reader.readUInt32()
+            let stored = try reader.readUInt32()
+            let actual = Checksum.crc32(UnsafeRawBufferPointer(rebasing: bytes[0..<28]))
+            guard stored == actual else {
+                throw FormatError(.checksumMismatch, "WAL segment header checksum mismatch", offset: 28)
+            }
+            guard major <= WALFormat.majorVersion else {
+                throw FormatError(.unsupportedVersion(major: major, minor: minor),
+                                  "WAL format version \(major).\(minor) is newer than the \(WALFormat.majorVersion).\(WALFormat.minorVersion) this build reads", offset: 8)
+            }
+            return SegmentHeader(segmentNumber: number, majorVersion: major, minorVersion: minor)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Appends `payload` as one logical record to `buffer`, which will be written at file
+    /// offset `fileOffset + buffer.count`. Splits the payload into fragments at block
+    /// boundaries and pads a block whose tail is too short for a fragment header.
+    /// Returns the file offset just past the record.
+    @discardableResult
+    public static func appendRecord(_ payload: UnsafeRawBufferPointer, to buffer: inout [UInt8], fileOffset: Int) -> Int {
+        var offset = fileOffset + buffer.count
+        var consumed = 0
+        var first = true
+        repeat {
+            var room = blockSize - offset % blockSize
+            if room < fragmentHeaderSize {
+                buffer.append(contentsOf: repeatElement(0, count: room))
+                offset += room
+                room = blockSize
+            }
+            let length = min(payload.count - consumed, room - fragmentHeaderSize)
+            let isLast = consumed + length == payload.count
+            let type: FragmentType = first ? (isLast ? .full : .first) : (isLast ? .last : .middle)
+            let piece = UnsafeRawBufferPointer(rebasing: payload[consumed..<(consumed + length)])
+            appendFragment(type: type, piece, to: &buffer)
+            offset += fragmentHeaderSize + length
+            consumed += length
+            first = false
+        } while consumed < payload.count
+        return offset
+    }
+
+    @inlinable
+    static func fragmentChecksum(length: UInt16, type: UInt8, payload: UnsafeRawBufferPointer) -> UInt32 {
+        let head: (UInt8, UInt8, UInt8) = (UInt8(truncatingIfNeeded: length), UInt8(truncatingIfNeeded: length >> 8), type)
+        let seed = withUnsafeBytes(of: head) { Checksum.crc32($0) }
+        return Checksum.crc32(payload, seed: seed)
+    }
+
+    static func appendFragment(type: FragmentType, _ piece: UnsafeRawBufferPointer, to buffer: inout [UInt8]) {
+        let length = UInt16(piece.count)
+        buffer.appendLittleEndian(fragmentChecksum(length: length, type: type.rawValue, payload: piece))
+        buffer.appendLittleEndian(length)
+        buffer.append(type.rawValue)
+        buffer.append(contentsOf: piece)
+    }
+}

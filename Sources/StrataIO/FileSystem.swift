@@ -1,0 +1,95 @@
+// The one seam through which every byte of Strata's I/O goes. The engine never calls the
+// operating system directly: it holds a `FileSystem`, which is `POSIXFileSystem` in
+// production and a simulated file system with crash states in tests.
+//
+// Every method throws `IOError` (and only `IOError`).
+
+/// What a path names.
+public enum FileKind: Sendable, Equatable {
+    case file
+    case directory
+    case other
+}
+
+/// A file system as Strata uses it: paths are absolute or relative to the process's working
+/// directory, and directory entries become durable only after `syncDirectory`.
+public protocol FileSystem: Sendable {
+    /// Opens a file for reading and writing, creating it (empty) when `create` is true and it
+    /// does not exist. Creating a file changes its directory: call `syncDirectory` to make
+    /// the new entry durable.
+    func openFile(_ path: String, create: Bool) throws -> any FileHandle
+
+    /// What `path` names, or nil when nothing is there.
+    func kind(of path: String) throws -> FileKind?
+
+    /// Creates one directory (its parent must exist). Succeeds if it already exists.
+    func createDirectory(_ path: String) throws
+
+    /// Names (not paths) of the entries in a directory, in no particular order.
+    func listDirectory(_ path: String) throws -> [String]
+
+    /// Atomically replaces `destination` with `source`. Durable after `syncDirectory`.
+    func rename(_ source: String, to destination: String) throws
+
+    /// Removes a file. Durable after `syncDirectory`.
+    func removeFile(_ path: String) throws
+
+    /// Makes every create, rename and remove in the directory durable (fsync of the directory).
+    func syncDirectory(_ path: String) throws
+
+    /// Takes an exclusive advisory lock on `path` (created if missing), without waiting.
+    /// Throws `IOError` with code `.wouldBlock` when someone else holds it, in this process or
+    /// another.
+    func lockFile(_ path: String) throws -> any FileLock
+}
+
+/// An open file. All offsets are absolute: there is no file position to share.
+public protocol FileHandle: AnyObject, Sendable {
+    var path: String { get }
+
+    /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.
+    func read(at offset: Int64, count: Int) throws -> [UInt8]
+
+    /// Writes all of `bytes` at `offset`, extending the file if needed.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws
+
+    /// Makes the file's data (and the metadata needed to read it back) durable: fdatasync.
+    func sync() throws
+
+    /// The file's size in bytes.
+    func size() throws -> Int64
+
+    /// Cuts or extends the file to `size` bytes.
+    func truncate(to size: Int64) throws
+
+    /// Reserves space so the file is at least `size` bytes, zero-filled past its old end,
+    /// so later writes inside it need not change the file's size.
+    func preallocate(to size: Int64) throws
+
+    /// Closes the file. Later calls throw.
+    func close() throws
+}
+
+/// A held advisory lock; released by `unlock` (idempotent).
+public protocol FileLock: AnyObject, Sendable {
+    func unlock() throws
+}
+
+extension FileHandle {
+    public func write(_ bytes: [UInt8], at offset: Int64) throws {
+        try bytes.withUnsafeBytes { try write($0, at: offset) }
+    }
+
+    /// Reads the whole file.
+    public func readAll() throws -> [UInt8] {
+        let total = try size()
+        return try read(at: 0, count: Int(total))
+    }
+}
+
+extension FileSystem {
+    /// Joins a directory and a name with exactly one separator.
+    public func path(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+}

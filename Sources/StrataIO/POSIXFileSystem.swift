@@ -1,0 +1,223 @@
+// The production `FileSystem`: plain POSIX calls. This file and IOError.swift are the only
+// places in Strata that talk to the operating system about files.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+public struct POSIXFileSystem: FileSystem {
+    public init() {}
+
+    public func openFile(_ path: String, create: Bool) throws -> any FileHandle {
+        var flags = O_RDWR | O_CLOEXEC
+        if create { flags |= O_CREAT }
+        let fd = retryingEINTR { open(path, flags, 0o644) }
+        guard fd >= 0 else { throw IOError(errno: errno, operation: "open", path: path) }
+        return POSIXFileHandle(descriptor: fd, path: path)
+    }
+
+    public func kind(of path: String) throws -> FileKind? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw IOError(errno: errno, operation: "stat", path: path)
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file
+        case S_IFDIR: return .directory
+        default: return .other
+        }
+    }
+
+    public func createDirectory(_ path: String) throws {
+        guard mkdir(path, 0o755) == 0 else {
+            if errno == EEXIST, try kind(of: path) == .directory { return }
+            throw IOError(errno: errno, operation: "mkdir", path: path)
+        }
+    }
+
+    public func listDirectory(_ path: String) throws -> [String] {
+        guard let dir = opendir(path) else { throw IOError(errno: errno, operation: "opendir", path: path) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) {
+                    String(cString: $0)
+                }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    public func rename(_ source: String, to destination: String) throws {
+        #if canImport(Glibc)
+        let result = Glibc.rename(source, destination)
+        #else
+        let result = Darwin.rename(source, destination)
+        #endif
+        guard result == 0 else { throw IOError(errno: errno, operation: "rename", path: "\(source) -> \(destination)") }
+    }
+
+    public func removeFile(_ path: String) throws {
+        guard unlink(path) == 0 else { throw IOError(errno: errno, operation: "unlink", path: path) }
+    }
+
+    public func syncDirectory(_ path: String) throws {
+        let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
+        guard fd >= 0 else { throw IOError(errno: errno, operation: "open directory", path: path) }
+        defer { _ = Glibc_close(fd) }
+        guard fsync(fd) == 0 else { throw IOError(errno: errno, operation: "fsync directory", path: path) }
+    }
+
+    public func lockFile(_ path: String) throws -> any FileLock {
+        let fd = retryingEINTR { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
+        guard fd >= 0 else { throw IOError(errno: errno, operation: "open lock file", path: path) }
+        // flock, not fcntl: flock locks belong to the open file description, so a second
+        // open of the same store inside this process is refused too.
+        guard retryingEINTR({ flock(fd, LOCK_EX | LOCK_NB) }) == 0 else {
+            let error = IOError(errno: errno, operation: "flock", path: path)
+            _ = Glibc_close(fd)
+            throw error
+        }
+        return POSIXFileLock(descriptor: fd)
+    }
+}
+
+/// `close` under a name that does not collide with the protocol methods.
+@inline(__always)
+func Glibc_close(_ fd: Int32) -> Int32 {
+    close(fd)
+}
+
+@inline(__always)
+func retryingEINTR(_ call: () -> Int32) -> Int32 {
+    while true {
+        let result = call()
+        if result == -1 && errno == EINTR { continue }
+        return result
+    }
+}
+
+// @unchecked Sendable because the descriptor is an immutable integer and the kernel makes
+// pread/pwrite/fdatasync on it safe from any thread; `closed` is guarded by a lock.
+final class POSIXFileHandle: FileHandle, @unchecked Sendable {
+    let path: String
+    private let descriptor: Int32
+    private let state = LockedFlag()
+
+    init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    deinit {
+        if !state.isSet { _ = Glibc_close(descriptor) }
+    }
+
+    private func checkOpen(_ operation: String) throws {
+        if state.isSet { throw IOError(code: .closed, operation: operation, path: path, message: "\(operation) \(path): file is closed") }
+    }
+
+    func read(at offset: Int64, count: Int) throws -> [UInt8] {
+        try checkOpen("read")
+        if count == 0 { return [] }
+        var done = 0
+        let bytes = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            while done < count {
+                let n = pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    initialized = done
+                    throw IOError(errno: errno, operation: "pread", path: path)
+                }
+                if n == 0 { break }
+                done += n
+            }
+            initialized = done
+        }
+        return bytes
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        try checkOpen("write")
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw IOError(errno: errno, operation: "pwrite", path: path)
+            }
+            done += n
+        }
+    }
+
+    func sync() throws {
+        try checkOpen("sync")
+        #if canImport(Darwin)
+        // On Darwin fsync does not reach the platter; F_FULLFSYNC does.
+        if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
+        guard fsync(descriptor) == 0 else { throw IOError(errno: errno, operation: "fsync", path: path) }
+        #else
+        guard retryingEINTR({ fdatasync(descriptor) }) == 0 else {
+            throw IOError(errno: errno, operation: "fdatasync", path: path)
+        }
+        #endif
+    }
+
+    func size() throws -> Int64 {
+        try checkOpen("stat")
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw IOError(errno: errno, operation: "fstat", path: path) }
+        return Int64(info.st_size)
+    }
+
+    func truncate(to size: Int64) throws {
+        try checkOpen("truncate")
+        guard retryingEINTR({ ftruncate(descriptor, off_t(size)) }) == 0 else {
+            throw IOError(errno: errno, operation: "ftruncate", path: path)
+        }
+    }
+
+    func preallocate(to size: Int64) throws {
+        try checkOpen("preallocate")
+        let current = try self.size()
+        guard size > current else { return }
+        #if os(Linux)
+        // posix_fallocate returns the error number rather than setting errno.
+        let failure = posix_fallocate(descriptor, off_t(current), off_t(size - current))
+        if failure == 0 { return }
+        // Some file systems cannot preallocate; an ordinary extension still keeps the file
+        // size fixed while the log fills it, which is what matters for fdatasync.
+        guard failure == EOPNOTSUPP || failure == ENOSYS || failure == EINVAL else {
+            throw IOError(errno: failure, operation: "fallocate", path: path)
+        }
+        #endif
+        try truncate(to: size)
+    }
+
+    func close() throws {
+        guard state.set() else { return }
+        guard Glibc_close(descriptor) == 0 else { throw IOError(errno: errno, operation: "close", path: path) }
+    }
+}
+
+final class POSIXFileLock: FileLock, @unchecked Sendable {
+    // @unchecked Sendable: the descriptor is immutable and `released` is guarded by a lock.
+    private let descriptor: Int32
+    private let released = LockedFlag()
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { try? unlock() }
+
+    func unlock() throws {
+        guard released.set() else { return }
+        // Closing the descriptor releases the flock.
+        _ = Glibc_close(descriptor)
+    }
+}
