@@ -26,9 +26,28 @@ final class ResultSlot<T>: @unchecked Sendable {
     }
 }
 
-/// Carries a non-Sendable value across threads where the code around it guarantees that
-/// only one thread uses it at a time (each use site says why).
-struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+/// Carries a caller's transaction body to the writer queue.
+///
+/// @unchecked Sendable: the body may capture non-Sendable state, but the caller waits (blocked
+/// or suspended) from submitting the request until its completion has run, and the writer
+/// calls the body only before that completion; so the body is used by one thread at a time,
+/// and the wait orders the accesses. `clear()` runs after the wait, dropping the closure so
+/// it does not outlive the caller's `withoutActuallyEscaping`.
+final class BodyCell<T>: @unchecked Sendable {
+    private var body: ((WriteTransaction) throws -> T)?
+
+    init(_ body: @escaping (WriteTransaction) throws -> T) {
+        self.body = body
+    }
+
+    func run(_ transaction: WriteTransaction) throws -> T {
+        guard let body else {
+            preconditionFailure("BodyCell: a transaction body ran after its caller returned")
+        }
+        return try body(transaction)
+    }
+
+    func clear() {
+        body = nil
+    }
 }

@@ -32,8 +32,10 @@ public final class Store: Sendable {
     private enum State {
         case open
         case closing
-        case closed((any Error)?)
+        case closed
     }
+    /// Signalled once the first close() has finished; later calls wait on it.
+    private let closed = DispatchSemaphore(value: 0)
 
     /// Opens the store at `path`, creating it when missing (unless
     /// `options.createIfMissing` is false), and replays its log.
@@ -60,21 +62,23 @@ public final class Store: Sendable {
     /// Closes the store: waits for queued writes, makes `.buffered` commits durable, closes
     /// the files and releases the lock. Idempotent. Later calls on the store throw `.closed`.
     public func close() throws {
+        if writer.isCurrentThreadWriter {
+            throw StoreError(.invalidArgument, "close() was called from inside a write transaction; close the store after the write returns")
+        }
         let mustClose = state.withLock { state -> Bool in
             guard case .open = state else { return false }
             state = .closing
             return true
         }
         guard mustClose else {
-            // A second close waits for nothing; report the first close's outcome.
+            // Another call is closing or has closed the store: wait until it is done, so
+            // that after any close() returns the files and the lock are released.
+            closed.wait()
+            closed.signal()
             return
         }
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<(any Error)?>(nil)
-        if writer.isCurrentThreadWriter {
-            state.withLock { $0 = .open }
-            throw StoreError(.invalidArgument, "close() was called from inside a write transaction; close the store after the write returns")
-        }
         let queued = writer.submit(.close({ error in
             outcome.withLock { $0 = error }
             done.signal()
@@ -82,7 +86,8 @@ public final class Store: Sendable {
         if queued { done.wait() }
         try? lock.unlock()
         let error = outcome.withLock { $0 }
-        state.withLock { $0 = .closed(error) }
+        state.withLock { $0 = .closed }
+        closed.signal()
         if let error { throw error }
     }
 
@@ -135,13 +140,16 @@ public final class Store: Sendable {
         }
         return try withoutActuallyEscaping(body) { body in
             // The caller blocks until the writer has run `body`, so the closure and what it
-            // captures are never used by two threads at once.
-            let carried = UncheckedBox(body)
+            // captures are never used by two threads at once. The cell is emptied before
+            // returning, so the closure does not outlive this call even though the writer
+            // may still hold the request for a moment.
+            let cell = BodyCell(body)
+            defer { cell.clear() }
             let result = ResultSlot<T>()
             let done = DispatchSemaphore(value: 0)
             let request = Writer.TransactionRequest(
                 durability: durability ?? options.durability,
-                run: { tx in result.store(try carried.value(tx)) },
+                run: { tx in result.store(try cell.run(tx)) },
                 complete: { error in result.fail(error); done.signal() })
             guard writer.submit(.transaction(request)) else { throw StoreError.closed() }
             done.wait()
@@ -154,14 +162,15 @@ public final class Store: Sendable {
     public func write<T: Sendable>(durability: Durability? = nil, _ body: @Sendable (WriteTransaction) throws -> T) async throws -> T {
         try checkOpen()
         return try await withoutActuallyEscaping(body) { body in
-            // The task stays suspended until the writer has run `body`; the closure does not
-            // outlive this call.
-            let carried = UncheckedBox(body)
+            // The task stays suspended until the writer has run `body`; the cell is emptied
+            // before returning, so the closure does not outlive this call.
+            let cell = BodyCell(body)
+            defer { cell.clear() }
             let result = ResultSlot<T>()
             return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let request = Writer.TransactionRequest(
                     durability: durability ?? options.durability,
-                    run: { tx in result.store(try carried.value(tx)) },
+                    run: { tx in result.store(try cell.run(tx)) },
                     complete: { error in
                         result.fail(error)
                         continuation.resume(with: Result { try result.take() })

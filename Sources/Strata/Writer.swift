@@ -140,15 +140,6 @@ final class Writer: @unchecked Sendable {
         var needsSync = false
         var closeCompletion: Completion? = nil
 
-        if failure == nil && wal.needsRoll {
-            do {
-                try failpoints?.handler(.beforeSegmentRoll)
-                try wal.roll()
-            } catch {
-                enterFailure(error, while: "starting a new WAL segment")
-            }
-        }
-
         for request in batch {
             switch request {
             case .transaction(let transaction):
@@ -216,6 +207,18 @@ final class Writer: @unchecked Sendable {
             // with the group.
             round.append((.transaction(request), nil))
             return
+        }
+        // The segment rolls before the round's first record, never for a round that writes
+        // nothing (a sync or a close must not create a segment).
+        if walBuffer.isEmpty && wal.needsRoll {
+            do {
+                try failpoints?.handler(.beforeSegmentRoll)
+                try wal.roll()
+            } catch {
+                enterFailure(error, while: "starting a new WAL segment")
+                request.complete(failure)
+                return
+            }
         }
         let sequence = lastAssigned + 1
         var encoder = BatchFormat.Encoder(sequence: sequence, syncedThrough: UInt64(wal.syncedOffset),

@@ -1,0 +1,234 @@
+// The state behind `SimulatedFileSystem`: nodes, pending operations, path lookup. Everything
+// here runs with the file system's mutex held.
+import StrataIO
+
+/// One change to a file's bytes since its last sync, kept in call order so a crash image can
+/// replay any subset of them.
+enum PendingFileOperation {
+    case write(offset: Int, bytes: [UInt8])
+    case truncate(size: Int)
+    case preallocate(size: Int)
+
+    func apply(to contents: inout SparseBytes) {
+        switch self {
+        case .write(let offset, let bytes):
+            contents.write(bytes, at: offset)
+        case .truncate(let size):
+            contents.resize(to: size)
+        case .preallocate(let size):
+            if size > contents.count { contents.resize(to: size) }
+        }
+    }
+}
+
+/// A regular file (an inode: several names may refer to it after a crash undoes half of a
+/// rename).
+struct FileNode {
+    /// What survives any crash.
+    var durable = SparseBytes()
+    /// Changes since the last sync, oldest first.
+    var pending: [PendingFileOperation] = []
+    /// `durable` with `pending` applied: what reads see. Kept separately so a write costs
+    /// O(bytes written), not a replay of everything since the last sync.
+    var live = SparseBytes()
+
+    init() {}
+
+    /// A file whose contents are all durable (a file of a fresh crash image).
+    init(synced contents: SparseBytes) {
+        durable = contents
+        live = contents
+    }
+
+    mutating func record(_ operation: PendingFileOperation) {
+        operation.apply(to: &live)
+        pending.append(operation)
+    }
+
+    mutating func sync() {
+        // Replay onto `durable` in place rather than assigning `live`, so the two never share
+        // storage and the next write does not copy the whole page table.
+        for operation in pending { operation.apply(to: &durable) }
+        pending.removeAll()
+    }
+}
+
+/// One directory entry change: `name` now refers to `target`, or is removed when nil.
+struct EntryChange {
+    var name: String
+    var target: Int?
+}
+
+struct DirectoryNode {
+    /// Name -> node id, as lookups see it.
+    var entries: [String: Int] = [:]
+    /// The entries as of the last `syncDirectory`.
+    var durableEntries: [String: Int] = [:]
+    /// Entry operations since then, oldest first. Each is applied atomically: a rename within
+    /// one directory is a single operation of two changes.
+    var pending: [[EntryChange]] = []
+
+    init() {}
+
+    /// A directory whose entries are all durable (a directory of a fresh crash image).
+    init(synced entries: [String: Int]) {
+        self.entries = entries
+        durableEntries = entries
+    }
+
+    mutating func record(_ changes: [EntryChange]) {
+        for change in changes { entries[change.name] = change.target }
+        pending.append(changes)
+    }
+
+    mutating func sync() {
+        durableEntries = entries
+        pending.removeAll()
+    }
+}
+
+/// Files larger than this are refused with `.noSpace`: it keeps offset arithmetic far from
+/// overflow and catches runaway offsets in the engine.
+let maximumSimulatedFileSize = 1 << 40
+
+struct SimulatedState {
+    static let rootID = 0
+
+    /// Inodes by id. A removed file stays while anything could still bring it back: an open
+    /// handle, a held lock, or a durable or pending directory entry (see `collectGarbage`).
+    var files: [Int: FileNode] = [:]
+    /// Directories by id; they share the id space with files. Never removed.
+    var directories: [Int: DirectoryNode] = [rootID: DirectoryNode()]
+    var nextNodeID = rootID + 1
+
+    /// Open handle token -> inode id.
+    var openHandles: [Int: Int] = [:]
+    /// Held lock token -> inode id.
+    var heldLocks: [Int: Int] = [:]
+    var nextToken = 0
+
+    var operationCount = 0
+    var crashAtOperation: Int?
+    var crashed = false
+    var injectedFaults: [SimulatedFileSystem.OperationKind: IOError.Code] = [:]
+
+    // MARK: Operation accounting
+
+    /// Called first by every operation: a crashed file system refuses everything, and an
+    /// injected fault for this kind of operation fires once.
+    mutating func begin(_ kind: SimulatedFileSystem.OperationKind, _ operation: String, _ path: String) throws {
+        if crashed { throw powerLoss(operation, path) }
+        if let code = injectedFaults.removeValue(forKey: kind) {
+            throw ioError(code, operation, path, "injected fault")
+        }
+    }
+
+    /// Called by a mutating operation after validating its arguments and before changing
+    /// anything, so an operation that crashes leaves no trace.
+    mutating func beginMutation(_ operation: String, _ path: String) throws {
+        if let limit = crashAtOperation, operationCount >= limit {
+            crashed = true
+            throw powerLoss(operation, path)
+        }
+        operationCount += 1
+    }
+
+    func powerLoss(_ operation: String, _ path: String) -> IOError {
+        ioError(.crashed, operation, path, "simulated power loss")
+    }
+
+    // MARK: Lookup
+
+    /// The id of the directory named by `components`.
+    func directoryID(_ components: ArraySlice<String>, _ operation: String, _ path: String) throws -> Int {
+        var id = Self.rootID
+        for name in components {
+            guard let next = directories[id]!.entries[name] else {
+                throw ioError(.notFound, operation, path, "no such directory")
+            }
+            guard directories[next] != nil else {
+                throw ioError(.notADirectory, operation, path, "\(name) is not a directory")
+            }
+            id = next
+        }
+        return id
+    }
+
+    /// The node a path names, nil when it does not exist (its parent may be missing too);
+    /// throws when a component before the last is a file.
+    func lookup(_ components: [String], _ operation: String, _ path: String) throws -> Int? {
+        var id = Self.rootID
+        for name in components {
+            guard let directory = directories[id] else {
+                throw ioError(.notADirectory, operation, path, "a path component is not a directory")
+            }
+            guard let next = directory.entries[name] else { return nil }
+            id = next
+        }
+        return id
+    }
+
+    /// The inode behind an open handle.
+    mutating func openInode(_ token: Int, _ kind: SimulatedFileSystem.OperationKind, _ operation: String, _ path: String) throws -> Int {
+        try begin(kind, operation, path)
+        guard let inode = openHandles[token] else { throw ioError(.closed, operation, path, "file is closed") }
+        return inode
+    }
+
+    // MARK: Changes
+
+    mutating func newNodeID() -> Int {
+        defer { nextNodeID += 1 }
+        return nextNodeID
+    }
+
+    mutating func newToken() -> Int {
+        defer { nextToken += 1 }
+        return nextToken
+    }
+
+    mutating func createFile(named name: String, in directory: Int) -> Int {
+        let id = newNodeID()
+        files[id] = FileNode()
+        directories[directory]!.record([EntryChange(name: name, target: id)])
+        return id
+    }
+
+    /// Drops inodes nothing refers to any more, live or in some possible crash state, so a
+    /// long workload that removes files does not keep their bytes forever.
+    mutating func collectGarbage() {
+        var referenced = Set(openHandles.values)
+        referenced.formUnion(heldLocks.values)
+        for directory in directories.values {
+            referenced.formUnion(directory.entries.values)
+            referenced.formUnion(directory.durableEntries.values)
+            for operation in directory.pending {
+                for change in operation {
+                    if let target = change.target { referenced.insert(target) }
+                }
+            }
+        }
+        if files.keys.contains(where: { !referenced.contains($0) }) {
+            files = files.filter { referenced.contains($0.key) }
+        }
+    }
+}
+
+/// The components of a path: "/" is root, duplicate and trailing slashes and "." are
+/// ignored, ".." goes up (stopping at root). Relative paths are taken from root.
+func pathComponents(_ path: String, _ operation: String) throws -> [String] {
+    guard !path.isEmpty else { throw ioError(.notFound, operation, path, "empty path") }
+    var components: [String] = []
+    for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+        switch part {
+        case ".": continue
+        case "..": _ = components.popLast()
+        default: components.append(String(part))
+        }
+    }
+    return components
+}
+
+func ioError(_ code: IOError.Code, _ operation: String, _ path: String, _ text: String) -> IOError {
+    IOError(code: code, operation: operation, path: path, message: "\(operation) \(path): \(text) (simulated file system)")
+}

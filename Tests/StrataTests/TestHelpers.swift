@@ -1,0 +1,96 @@
+// Shared plumbing for the model-based, snapshot-isolation and concurrent-writer tests:
+// seeds (replayable through STRATA_SEED), the long-test switch (STRATA_LONG_TESTS=1),
+// temporary directories, and a thread-safe place to collect failures found off the test's
+// own task (writer queue, reader threads), so they can be reported with the seed.
+import Foundation
+import Synchronization
+import Testing
+
+enum TestEnvironment {
+    /// True when STRATA_LONG_TESTS=1: randomised tests run about ten times longer.
+    static var longTests: Bool {
+        ProcessInfo.processInfo.environment["STRATA_LONG_TESTS"] == "1"
+    }
+
+    /// `count`, or ten times `count` for long tests.
+    static func scaled(_ count: Int) -> Int {
+        longTests ? count * 10 : count
+    }
+
+    /// The seed from STRATA_SEED when set (decimal, or hexadecimal with a 0x prefix),
+    /// otherwise `defaultSeed`. Prints it, with how to replay, so every run's log names it.
+    static func seed(_ defaultSeed: UInt64, test: String) -> UInt64 {
+        let seed = replaySeed ?? defaultSeed
+        print("[\(test)] seed \(seed)\(longTests ? " (long)" : "") — replay with STRATA_SEED=\(seed)")
+        return seed
+    }
+
+    /// The seed given in STRATA_SEED, if any.
+    static var replaySeed: UInt64? {
+        guard let text = ProcessInfo.processInfo.environment["STRATA_SEED"]?
+            .trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        if text.hasPrefix("0x") || text.hasPrefix("0X") {
+            return UInt64(text.dropFirst(2), radix: 16)
+        }
+        return UInt64(text)
+    }
+
+    /// Creates a fresh, empty directory under the system's temporary directory, runs `body`
+    /// with its path, and removes it (and everything in it) afterwards.
+    static func withTemporaryDirectory<T>(_ label: String, _ body: (String) async throws -> T) async throws -> T {
+        let base = FileManager.default.temporaryDirectory.path
+        let path = (base.hasSuffix("/") ? base : base + "/") + "strata-\(label)-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try await body(path)
+    }
+
+    /// Bytes as hex, cut after `limit` bytes, for failure messages.
+    static func hex(_ bytes: [UInt8]?, limit: Int = 12) -> String {
+        guard let bytes else { return "nil" }
+        let shown = bytes.prefix(limit).map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
+        return bytes.count > limit ? "\(shown)…(\(bytes.count) bytes)" : (bytes.isEmpty ? "<empty>" : shown)
+    }
+}
+
+extension TestEnvironment {
+    /// Failures noticed where `#expect` cannot attribute them to the test (a writer-queue
+    /// closure, a reader thread), kept until the test's own task reports them.
+    final class FailureLog: Sendable {
+        private let messages = Mutex<[String]>([])
+        /// At most this many are kept; a broken invariant tends to fail thousands of times.
+        let limit: Int
+
+        init(limit: Int = 50) {
+            self.limit = limit
+        }
+
+        func record(_ message: String) {
+            messages.withLock { if $0.count < limit { $0.append(message) } }
+        }
+
+        var isEmpty: Bool { messages.withLock { $0.isEmpty } }
+
+        /// Removes and returns what was recorded.
+        func drain() -> [String] {
+            messages.withLock { messages in
+                defer { messages.removeAll() }
+                return messages
+            }
+        }
+
+        /// Reports every recorded failure as an issue of the current test. Returns false when
+        /// there was any.
+        @discardableResult
+        func report(sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+            let found = drain()
+            for message in found {
+                Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+            }
+            return found.isEmpty
+        }
+    }
+}
