@@ -22,6 +22,13 @@ enum Recovery {
             throw StoreError(.invalidArgument, "walSegmentBytes is \(options.walSegmentBytes); it must be at least 65536")
         }
         try prepareDirectory(path, options: options)
+        // Refuse someone else's directory before creating LOCK in it; the check is repeated
+        // under the lock, where it is authoritative.
+        do {
+            try refuseForeignDirectory(path, names: Set(fs.listDirectory(path)))
+        } catch let error as IOError {
+            throw StoreError(error, while: "listing the store directory")
+        }
         let lock: any FileLock
         do {
             lock = try fs.lockFile(fs.path(path, lockFileName))
@@ -83,12 +90,8 @@ enum Recovery {
             }
             return
         }
+        try refuseForeignDirectory(path, names: names)
         let temporaryName = StoreIdentityFormat.fileName + ".tmp"
-        let strangers = names.subtracting([lockFileName, temporaryName])
-        if !strangers.isEmpty {
-            let sample = strangers.sorted().prefix(3).joined(separator: ", ")
-            throw StoreError(.notAStore, "\(path) holds files (\(sample)) but no Strata store; open an empty directory or a new path", file: path)
-        }
         let temporaryPath = fs.path(path, temporaryName)
         let handle = try fs.openFile(temporaryPath, create: true)
         do {
@@ -102,6 +105,17 @@ enum Recovery {
         }
         try fs.rename(temporaryPath, to: identityPath)
         try fs.syncDirectory(path)
+    }
+
+    /// Throws `.notAStore` for a directory that holds files but no identity file: it
+    /// belongs to someone else. Only `LOCK` and `STRATA.tmp` may precede the identity file.
+    private static func refuseForeignDirectory(_ path: String, names: Set<String>) throws {
+        guard !names.contains(StoreIdentityFormat.fileName) else { return }
+        let strangers = names.subtracting([lockFileName, StoreIdentityFormat.fileName + ".tmp"])
+        if !strangers.isEmpty {
+            let sample = strangers.sorted().prefix(3).joined(separator: ", ")
+            throw StoreError(.notAStore, "\(path) holds files (\(sample)) but no Strata store; open an empty directory or a new path", file: path)
+        }
     }
 
     private static func replay(path: String, lock: any FileLock, options: StoreOptions) throws -> OpenedStore {

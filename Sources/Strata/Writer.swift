@@ -140,17 +140,19 @@ final class Writer: @unchecked Sendable {
         var needsSync = false
         var closeCompletion: Completion? = nil
 
+        // Every request's outcome, failures included, is delivered in arrival order at the
+        // end of the round: a failure never overtakes an earlier commit.
         for request in batch {
             switch request {
             case .transaction(let transaction):
                 if let failure {
-                    transaction.complete(readOnlyError(failure))
+                    round.append((request, readOnlyError(failure)))
                     continue
                 }
                 runTransaction(transaction, needsSync: &needsSync)
-            case .sync(let completion):
+            case .sync:
                 if let failure {
-                    completion(readOnlyError(failure))
+                    round.append((request, readOnlyError(failure)))
                     continue
                 }
                 needsSync = true
@@ -199,7 +201,7 @@ final class Writer: @unchecked Sendable {
         } catch {
             // The body threw: nothing of it is applied, and its error goes back unchanged.
             transaction.end()
-            request.complete(error)
+            round.append((.transaction(request), error))
             return
         }
         if transaction.isEmpty {
@@ -216,7 +218,7 @@ final class Writer: @unchecked Sendable {
                 try wal.roll()
             } catch {
                 enterFailure(error, while: "starting a new WAL segment")
-                request.complete(failure)
+                round.append((.transaction(request), failure))
                 return
             }
         }

@@ -1,0 +1,439 @@
+import Foundation
+import Testing
+import Strata
+import StrataFormat
+import StrataIO
+import StrataTestSupport
+
+/// Record offsets and the end of valid data in a WAL segment's bytes.
+private struct RecoveryWALLayout {
+    var records: [(offset: Int, end: Int, sequence: UInt64, syncedThrough: UInt64)] = []
+    var end: Int
+
+    init(_ bytes: [UInt8]) {
+        var scanner = WALScanner(bytes: bytes)
+        end = WALFormat.headerSize
+        while true {
+            switch scanner.next() {
+            case .record(let payload, let offset, let recordEnd):
+                let header = try? payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) }
+                records.append((offset, recordEnd, header?.sequence ?? 0, header?.syncedThrough ?? 0))
+                end = recordEnd
+            case .end(let offset):
+                end = offset
+                return
+            case .invalid(let offset, _):
+                end = offset
+                return
+            }
+        }
+    }
+}
+
+/// Framed WAL bytes of one batch, as the engine would write them at `fileOffset`.
+private func recoveryRecord(sequence: UInt64, syncedThrough: UInt64, fileOffset: Int,
+                            puts: [([UInt8], [UInt8])]) -> [UInt8] {
+    var encoder = BatchFormat.Encoder(sequence: sequence, syncedThrough: syncedThrough)
+    for (key, value) in puts { encoder.put(key, value) }
+    let payload = encoder.finish()
+    var framed: [UInt8] = []
+    payload.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &framed, fileOffset: fileOffset) }
+    return framed
+}
+
+private func recoveryWrite(_ fs: any FileSystem, _ path: String, _ bytes: [UInt8], at offset: Int, create: Bool = false) throws {
+    let handle = try fs.openFile(path, create: create)
+    try handle.write(bytes, at: Int64(offset))
+    try handle.sync()
+    try handle.close()
+}
+
+private func recoveryExpectedEntries(_ range: Range<Int>) -> [Entry] {
+    range.map { Entry(key: apiKey($0), value: apiValue($0)) }
+}
+
+/// Commits `count` transactions of one key each, numbered from `first`.
+private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Durability = .synced, padding: Int = 0) throws {
+    for index in range {
+        try store.write(durability: durability) { tx in
+            try tx.put(apiKey(index), apiValue(index))
+            if padding > 0 { try tx.put(apiKey(index) + apiBytes("-pad"), [UInt8](repeating: 0x70, count: padding)) }
+        }
+    }
+}
+
+@Suite struct RecoveryTests {
+    @Test func freshStoreReport() throws {
+        let fs = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fs)
+        #expect(store.recovery == RecoveryReport())
+        #expect(store.version == 0)
+        try store.close()
+        let reopened = try APITestSimulated.open(fs)
+        defer { try? reopened.close() }
+        #expect(reopened.recovery.segmentsReplayed == 1)
+        #expect(reopened.recovery.transactionsReplayed == 0)
+        #expect(reopened.recovery.lastSequence == 0)
+        #expect(reopened.recovery.truncatedTail == nil)
+        #expect(reopened.recovery.removedIncompleteSegments.isEmpty)
+    }
+
+    @Test func reportCounts() throws {
+        let fs = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fs)
+        try recoveryCommit(store, 0..<5)
+        try store.write { _ in }                                   // empty: no record
+        _ = try? store.write { tx in
+            try tx.put(apiBytes("x"), apiBytes("x"))
+            throw CancellationError()                             // thrown: no record
+        }
+        try store.write { tx in
+            try tx.delete(apiKey(0))
+            try tx.put(apiKey(1), apiBytes("changed"))
+        }
+        try store.close()
+        let reopened = try APITestSimulated.open(fs)
+        defer { try? reopened.close() }
+        #expect(reopened.recovery.segmentsReplayed == 1)
+        #expect(reopened.recovery.transactionsReplayed == 6)
+        #expect(reopened.recovery.lastSequence == 6)
+        #expect(reopened.recovery.truncatedTail == nil)
+        #expect(reopened.recovery.removedIncompleteSegments.isEmpty)
+        #expect(reopened.version == 6)
+        #expect(try apiAllEntries(reopened).map(\.key) == (1..<5).map(apiKey))
+        #expect(try reopened.read { try $0.get(apiKey(1)) } == apiBytes("changed"))
+    }
+
+    @Test func replaysSeveralSegments() throws {
+        let fs = SimulatedFileSystem()
+        let segmentBytes = 64 * 1024
+        let store = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes)
+        try recoveryCommit(store, 0..<60, padding: 4_000)
+        let stats = try store.stats()
+        #expect(stats.walSegments >= 3)
+        try store.close()
+        let names = try fs.listDirectory(APITestSimulated.path).filter { $0.hasPrefix("wal-") }
+        #expect(names.count == stats.walSegments)
+
+        let reopened = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes)
+        defer { try? reopened.close() }
+        #expect(reopened.recovery.segmentsReplayed == names.count)
+        #expect(reopened.recovery.transactionsReplayed == 60)
+        #expect(reopened.recovery.lastSequence == 60)
+        #expect(reopened.version == 60)
+        #expect(try reopened.read { try $0.scan(from: []).count } == 120)
+        #expect(try reopened.stats().walSegments == names.count)
+        #expect(try reopened.stats().walBytes == stats.walBytes)
+    }
+
+    @Test func appendedRecordInTheEngineFormatIsReplayed() throws {
+        // The test's own framing of a record is what the engine reads: guards the helpers
+        // the damage tests below rely on.
+        let fs = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fs)
+        try recoveryCommit(store, 0..<3)
+        try store.close()
+        let segment = APITestSimulated.segment(1)
+        let layout = RecoveryWALLayout(fs.contents(of: segment)!)
+        #expect(layout.records.map(\.sequence) == [1, 2, 3])
+        let record = recoveryRecord(sequence: 4, syncedThrough: UInt64(layout.end), fileOffset: layout.end,
+                                    puts: [(apiKey(3), apiValue(3))])
+        try recoveryWrite(fs, segment, record, at: layout.end)
+        let reopened = try APITestSimulated.open(fs)
+        defer { try? reopened.close() }
+        #expect(reopened.recovery.truncatedTail == nil)
+        #expect(reopened.version == 4)
+        #expect(try apiAllEntries(reopened) == recoveryExpectedEntries(0..<4))
+    }
+
+    enum TornTail: String, CaseIterable, Sendable {
+        case halfRecord, garbage, recordWithBadChecksum
+    }
+
+    @Test(arguments: TornTail.allCases)
+    func tornTailIsTruncatedAndReported(kind: TornTail) throws {
+        let fs = SimulatedFileSystem()
+        let segmentBytes = 64 * 1024
+        let store = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes)
+        try recoveryCommit(store, 0..<3)
+        try store.close()
+
+        let segment = APITestSimulated.segment(1)
+        let end = RecoveryWALLayout(fs.contents(of: segment)!).end
+        let whole = recoveryRecord(sequence: 4, syncedThrough: UInt64(end), fileOffset: end,
+                                   puts: [(apiBytes("torn"), [UInt8](repeating: 0x5A, count: 200))])
+        let tail: [UInt8]
+        switch kind {
+        case .halfRecord:
+            tail = Array(whole.prefix(whole.count / 2))
+        case .garbage:
+            tail = (0..<100).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) | 0x01 }
+        case .recordWithBadChecksum:
+            var damaged = whole
+            damaged[damaged.count - 1] ^= 0x01
+            tail = damaged
+        }
+        #expect(tail.last != 0)
+        try recoveryWrite(fs, segment, tail, at: end)
+
+        let reopened = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes)
+        let torn = try #require(reopened.recovery.truncatedTail)
+        #expect(torn.file == segment)
+        #expect(torn.offset == Int64(end))
+        #expect(torn.discardedBytes == Int64(tail.count))
+        #expect(reopened.recovery.transactionsReplayed == 3)
+        #expect(reopened.recovery.lastSequence == 3)
+        #expect(reopened.version == 3)
+        #expect(try apiAllEntries(reopened) == recoveryExpectedEntries(0..<3))
+        // The torn bytes are gone from the file.
+        let after = fs.contents(of: segment)!
+        #expect(after[end...].allSatisfy { $0 == 0 })
+        #expect(after.count >= segmentBytes)
+
+        // It takes writes, and the next open finds nothing to repair.
+        try recoveryCommit(reopened, 3..<5)
+        try reopened.close()
+        let again = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes)
+        defer { try? again.close() }
+        #expect(again.recovery.truncatedTail == nil)
+        #expect(again.recovery.removedIncompleteSegments.isEmpty)
+        #expect(again.recovery.transactionsReplayed == 5)
+        #expect(try apiAllEntries(again) == recoveryExpectedEntries(0..<5))
+    }
+
+    @Test func tornTailOnTheRealFileSystem() throws {
+        try APITestDirectory.with { directory in
+            let path = directory + "/store"
+            let options = APITestDirectory.options()
+            let store = try Store(path: path, options: options)
+            try recoveryCommit(store, 0..<4)
+            try store.close()
+
+            let fs = POSIXFileSystem()
+            let segment = path + "/wal-0000000001.log"
+            let end = RecoveryWALLayout(try fs.openFile(segment, create: false).readAll()).end
+            let record = recoveryRecord(sequence: 5, syncedThrough: UInt64(end), fileOffset: end,
+                                        puts: [(apiBytes("torn"), [UInt8](repeating: 0x33, count: 300))])
+            let half = Array(record.prefix(record.count / 2))
+            try recoveryWrite(fs, segment, half, at: end)
+
+            let reopened = try Store(path: path, options: options)
+            #expect(reopened.recovery.truncatedTail?.file == segment)
+            #expect(reopened.recovery.truncatedTail?.offset == Int64(end))
+            #expect(reopened.recovery.truncatedTail?.discardedBytes == Int64(half.count))
+            #expect(try apiAllEntries(reopened) == recoveryExpectedEntries(0..<4))
+            try recoveryCommit(reopened, 4..<6)
+            try reopened.close()
+
+            let again = try Store(path: path, options: options)
+            defer { try? again.close() }
+            #expect(again.recovery.truncatedTail == nil)
+            #expect(try apiAllEntries(again) == recoveryExpectedEntries(0..<6))
+        }
+    }
+
+    @Test func damagedLastRecordIsATornTail() throws {
+        // Nothing after the damaged record claims it was synced: it may be a torn write.
+        let fs = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fs)
+        try recoveryCommit(store, 0..<5)
+        try store.close()
+        let segment = APITestSimulated.segment(1)
+        let layout = RecoveryWALLayout(fs.contents(of: segment)!)
+        let last = layout.records[4]
+        try fs.corrupt(path: segment, offset: last.offset + 12, xor: 0x08)
+        let reopened = try APITestSimulated.open(fs)
+        defer { try? reopened.close() }
+        #expect(reopened.recovery.truncatedTail?.file == segment)
+        #expect(reopened.recovery.truncatedTail?.offset == Int64(last.offset))
+        #expect(reopened.version == 4)
+        #expect(try apiAllEntries(reopened) == recoveryExpectedEntries(0..<4))
+    }
+
+    @Test func damageInANonLastSegmentIsCorruption() throws {
+        let fs = SimulatedFileSystem()
+        let segmentBytes = 64 * 1024
+        let store = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes)
+        try recoveryCommit(store, 0..<40, padding: 4_000)
+        #expect(try store.stats().walSegments >= 2)
+        try store.close()
+
+        let first = APITestSimulated.segment(1)
+        let layout = RecoveryWALLayout(fs.contents(of: first)!)
+        #expect(layout.records.count > 5)
+        let victim = layout.records[5]
+        try fs.corrupt(path: first, offset: victim.offset + 100, xor: 0x01)
+
+        let error = #expect(throws: StoreError.self) { _ = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes) }
+        #expect(error?.code == .corruption)
+        #expect(error?.file == first)
+        #expect(error?.offset == Int64(victim.offset))
+        #expect(error?.message.isEmpty == false)
+        // Recovery changed nothing on disk: the segment is still whole past the damage.
+        #expect(RecoveryWALLayout(fs.contents(of: APITestSimulated.segment(2))!).records.isEmpty == false)
+    }
+
+    @Test func missingMiddleSegmentIsCorruption() throws {
+        let fs = SimulatedFileSystem()
+        let segmentBytes = 64 * 1024
+        let store = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes)
+        try recoveryCommit(store, 0..<60, padding: 4_000)
+        #expect(try store.stats().walSegments >= 3)
+        try store.close()
+        try fs.removeFile(APITestSimulated.segment(2))
+        let error = #expect(throws: StoreError.self) { _ = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes) }
+        #expect(error?.code == .corruption)
+        #expect(error?.file == APITestSimulated.segment(3))
+        #expect(error?.offset == Int64(WALFormat.headerSize))
+    }
+
+    @Test func damageInTheFirstRecordOfANonLastSegmentIsCorruption() throws {
+        let fs = SimulatedFileSystem()
+        let segmentBytes = 64 * 1024
+        let store = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes)
+        try recoveryCommit(store, 0..<40, padding: 4_000)
+        try store.close()
+        let first = APITestSimulated.segment(1)
+        try fs.corrupt(path: first, offset: WALFormat.headerSize + 3, xor: 0x80)
+        let error = #expect(throws: StoreError.self) { _ = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes) }
+        #expect(error?.code == .corruption)
+        #expect(error?.file == first)
+        #expect(error?.offset == Int64(WALFormat.headerSize))
+    }
+
+    @Test func damageFollowedByARecordProvingItWasSyncedIsCorruption() throws {
+        let fs = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fs)
+        // Synced commits, about 2 KiB each, filling more than two 32 KiB blocks of one segment.
+        try recoveryCommit(store, 0..<40, padding: 2_000)
+        try store.close()
+        let segment = APITestSimulated.segment(1)
+        let layout = RecoveryWALLayout(fs.contents(of: segment)!)
+        #expect(layout.end > 2 * WALFormat.blockSize)
+        #expect(layout.records.count == 40)
+        // Every synced commit's record says everything before it is durable.
+        #expect(layout.records.last!.syncedThrough == UInt64(layout.records[38].end))
+
+        let victim = layout.records[1]
+        try fs.corrupt(path: segment, offset: victim.offset + 40, xor: 0x10)
+        let error = #expect(throws: StoreError.self) { _ = try APITestSimulated.open(fs) }
+        #expect(error?.code == .corruption)
+        #expect(error?.file == segment)
+        #expect(error?.offset == Int64(victim.offset))
+        #expect(error?.message.isEmpty == false)
+        // Not cut: the later records are still there for a repair tool.
+        #expect(fs.contents(of: segment)!.count >= layout.end)
+        let bytes = fs.contents(of: segment)!
+        #expect(Array(bytes[layout.records[39].offset..<layout.records[39].end]).allSatisfy { $0 == 0 } == false)
+    }
+
+    @Test func damageInTheLastBlockOfTheLastSegmentWithSyncedRecordsBeforeIt() throws {
+        // Damage in a later block, with valid synced records only before it, is a torn tail.
+        let fs = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fs)
+        try recoveryCommit(store, 0..<40, padding: 2_000)
+        try store.close()
+        let segment = APITestSimulated.segment(1)
+        let layout = RecoveryWALLayout(fs.contents(of: segment)!)
+        let victim = layout.records[39]
+        try fs.corrupt(path: segment, offset: victim.end - 1, xor: 0x01)
+        let reopened = try APITestSimulated.open(fs)
+        defer { try? reopened.close() }
+        #expect(reopened.recovery.truncatedTail?.offset == Int64(victim.offset))
+        #expect(reopened.version == 39)
+    }
+
+    @Test func sequenceGapIsCorruption() throws {
+        let fs = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fs)
+        try recoveryCommit(store, 0..<3)
+        try store.close()
+        let segment = APITestSimulated.segment(1)
+        let end = RecoveryWALLayout(fs.contents(of: segment)!).end
+        // A well-framed record whose sequence skips one.
+        let record = recoveryRecord(sequence: 5, syncedThrough: UInt64(end), fileOffset: end, puts: [(apiBytes("gap"), apiBytes("x"))])
+        try recoveryWrite(fs, segment, record, at: end)
+        let error = #expect(throws: StoreError.self) { _ = try APITestSimulated.open(fs) }
+        #expect(error?.code == .corruption)
+        #expect(error?.file == segment)
+        #expect(error?.offset == Int64(end))
+    }
+
+    enum IncompleteSegment: String, CaseIterable, Sendable {
+        case empty, zeros, partialHeader
+    }
+
+    @Test(arguments: IncompleteSegment.allCases)
+    func incompleteLastSegmentIsRemovedAndReported(kind: IncompleteSegment) throws {
+        let fs = SimulatedFileSystem()
+        let segmentBytes = 64 * 1024
+        let store = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes)
+        try recoveryCommit(store, 0..<3)
+        try store.close()
+
+        let next = APITestSimulated.segment(2)
+        let handle = try fs.openFile(next, create: true)
+        switch kind {
+        case .empty:
+            break
+        case .zeros:
+            try handle.preallocate(to: Int64(segmentBytes))
+        case .partialHeader:
+            try handle.preallocate(to: Int64(segmentBytes))
+            try handle.write(Array(WALFormat.SegmentHeader(segmentNumber: 2).encoded().prefix(12)), at: 0)
+        }
+        try handle.sync()
+        try handle.close()
+        try fs.syncDirectory(APITestSimulated.path)
+
+        let reopened = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes)
+        #expect(reopened.recovery.removedIncompleteSegments == ["wal-0000000002.log"])
+        #expect(reopened.recovery.segmentsReplayed == 1)
+        #expect(reopened.recovery.transactionsReplayed == 3)
+        #expect(reopened.recovery.truncatedTail == nil)
+        #expect(try fs.kind(of: next) == nil)
+        #expect(try apiAllEntries(reopened) == recoveryExpectedEntries(0..<3))
+        try recoveryCommit(reopened, 3..<4)
+        try reopened.close()
+
+        let again = try APITestSimulated.open(fs, walSegmentBytes: segmentBytes)
+        defer { try? again.close() }
+        #expect(again.recovery.removedIncompleteSegments.isEmpty)
+        #expect(try apiAllEntries(again) == recoveryExpectedEntries(0..<4))
+    }
+
+    @Test func segmentWithRecordsButNoHeaderIsNotRemoved() throws {
+        // Zeros where the header should be, then data: not an interrupted creation.
+        let fs = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fs)
+        try recoveryCommit(store, 0..<3)
+        try store.close()
+        let segment = APITestSimulated.segment(1)
+        try recoveryWrite(fs, segment, [UInt8](repeating: 0, count: WALFormat.headerSize), at: 0)
+        let error = #expect(throws: StoreError.self) { _ = try APITestSimulated.open(fs) }
+        #expect(error?.file == segment)
+        #expect(fs.contents(of: segment) != nil)
+    }
+
+    @Test func recoveryAfterLosingUnsyncedBufferedWrites() throws {
+        // Buffered commits after the last sync may vanish in a crash; synced ones may not.
+        let fs = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fs)
+        try recoveryCommit(store, 0..<5)
+        try recoveryCommit(store, 5..<10, durability: .buffered)
+        for mode in [SimulatedFileSystem.CrashMode.loseAllUnsynced, .keepAll, .random(seed: 1), .random(seed: 2), .random(seed: 3)] {
+            let image = fs.crashImage(mode)
+            let reopened = try APITestSimulated.open(image)
+            let version = Int(reopened.version)
+            #expect(version >= 5 && version <= 10, "\(mode)")
+            #expect(try apiAllEntries(reopened) == recoveryExpectedEntries(0..<version), "\(mode)")
+            try recoveryCommit(reopened, version..<(version + 1))
+            try reopened.close()
+            let again = try APITestSimulated.open(image)
+            #expect(again.recovery.truncatedTail == nil, "\(mode)")
+            #expect(try apiAllEntries(again) == recoveryExpectedEntries(0..<(version + 1)), "\(mode)")
+            try again.close()
+        }
+        try store.close()
+    }
+}
