@@ -129,12 +129,16 @@ enum Recovery {
 
         // A last segment whose header never reached the disk, with nothing after it, is a
         // segment creation that a crash interrupted: remove it (WALWriter invariant 3).
+        // The last segment's bytes, read once for this check and for replay.
+        var lastSegmentBytes: [UInt8]? = nil
         if let last = segments.last {
             let lastPath = fs.path(path, WALWriter.segmentName(last))
             let handle = try fs.openFile(lastPath, create: false)
             let bytes = try handle.readAll()
             try handle.close()
+            lastSegmentBytes = bytes
             if isIncompleteSegment(bytes) {
+                lastSegmentBytes = nil
                 try fs.removeFile(lastPath)
                 try fs.syncDirectory(path)
                 segments.removeLast()
@@ -148,13 +152,14 @@ enum Recovery {
         var olderBytes = 0
         var writerHandle: (any FileHandle)? = nil
         var writerOffset = WALFormat.headerSize
+        var writerFileSize = 0
 
         for (index, number) in segments.enumerated() {
             let isLast = index == segments.count - 1
             let segmentPath = fs.path(path, WALWriter.segmentName(number))
             let handle = try fs.openFile(segmentPath, create: false)
             do {
-                let bytes = try handle.readAll()
+                let bytes = try (isLast ? lastSegmentBytes : nil) ?? handle.readAll()
                 let header: WALFormat.SegmentHeader
                 do {
                     header = try bytes.withUnsafeBytes { try WALFormat.SegmentHeader.decode($0) }
@@ -171,14 +176,16 @@ enum Recovery {
                     if let tail = report.truncatedTail {
                         logger.warning("cut a torn write off the end of the WAL", metadata: [
                             "file": "\(tail.file)", "offset": "\(tail.offset)", "discardedBytes": "\(tail.discardedBytes)"])
+                        // Cut the torn bytes off and zero-fill again (WALWriter invariant 4).
                         try handle.truncate(to: Int64(end))
-                        try handle.preallocate(to: Int64(max(options.walSegmentBytes, end)))
+                        try handle.preallocate(to: Int64(WALWriter.preallocationTarget(for: end)))
                     }
                     // Whatever a crashed process left in the page cache becomes durable now,
                     // so the writer may treat everything up to `end` as synced.
                     try handle.sync()
                     writerHandle = handle
                     writerOffset = end
+                    writerFileSize = Int(try handle.size())
                 } else {
                     olderBytes += end
                     try handle.close()
@@ -196,11 +203,12 @@ enum Recovery {
             number = last
         } else {
             number = (segments.last ?? 0) + 1
-            handle = try WALWriter.createSegment(fileSystem: fs, directory: path, number: number, segmentBytes: options.walSegmentBytes)
+            handle = try WALWriter.createSegment(fileSystem: fs, directory: path, number: number)
             writerOffset = WALFormat.headerSize
+            writerFileSize = WALWriter.preallocationTarget(for: writerOffset)
         }
         let wal = WALWriter(fileSystem: fs, directory: path, segmentBytes: options.walSegmentBytes, handle: handle,
-                            segmentNumber: number, offset: writerOffset, olderSegmentsBytes: olderBytes,
+                            segmentNumber: number, offset: writerOffset, fileSize: writerFileSize, olderSegmentsBytes: olderBytes,
                             segmentCount: max(segments.count, 1))
         report.lastSequence = lastSequence
         return OpenedStore(lock: lock, memtable: memtable, wal: wal, lastSequence: lastSequence, report: report)
@@ -214,7 +222,7 @@ enum Recovery {
             return false
         } catch let error as FormatError {
             if case .unsupportedVersion = error.kind { return false }
-            return bytes.count <= WALFormat.headerSize || bytes[WALFormat.headerSize...].allSatisfy { $0 == 0 }
+            return isAllZero(bytes, from: WALFormat.headerSize)
         } catch {
             return false
         }
@@ -245,7 +253,7 @@ enum Recovery {
             if let proof = laterRecordClaimingSynced(bytes, beyond: damage.offset) {
                 throw StoreError(.corruption, "WAL is damaged (\(damage.reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck, or restore from a backup", file: path, offset: Int64(damage.offset))
             }
-            let lastNonZero = bytes.lastIndex(where: { $0 != 0 }) ?? damage.offset
+            let lastNonZero = lastNonZeroIndex(bytes) ?? damage.offset
             report.truncatedTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(damage.offset),
                                                                 discardedBytes: Int64(max(0, lastNonZero + 1 - damage.offset)))
             return damage.offset

@@ -12,7 +12,14 @@ import StrataIO
 ///    recovery may treat damage in an older segment as corruption, never as a torn write.
 /// 3. A new segment is durable (header written and synced, directory synced) before any
 ///    record is written to it.
+/// 4. Every byte of the file past `offset` is zero (preallocated space), so an old record can
+///    never follow a new one. Recovery restores this by cutting off a torn tail.
 final class WALWriter {
+    /// The log file grows in steps of this size, zero-filled ahead of the data: an fdatasync
+    /// then needs no metadata update except after the one write per step that extends the
+    /// file, and recovery reads at most one step past the data.
+    static let preallocationStepBytes = 1 << 20
+
     let fileSystem: any FileSystem
     let directory: String
     let segmentBytes: Int
@@ -25,9 +32,11 @@ final class WALWriter {
     /// Bytes of valid data in the older segments still on disk (for stats).
     private(set) var olderSegmentsBytes: Int
     private(set) var segmentCount: Int
+    /// The file's size: preallocated, zero-filled space ends here.
+    private var preallocatedEnd: Int
 
     init(fileSystem: any FileSystem, directory: String, segmentBytes: Int, handle: any FileHandle,
-         segmentNumber: UInt64, offset: Int, olderSegmentsBytes: Int, segmentCount: Int) {
+         segmentNumber: UInt64, offset: Int, fileSize: Int, olderSegmentsBytes: Int, segmentCount: Int) {
         self.fileSystem = fileSystem
         self.directory = directory
         self.segmentBytes = segmentBytes
@@ -37,6 +46,13 @@ final class WALWriter {
         self.syncedOffset = offset
         self.olderSegmentsBytes = olderSegmentsBytes
         self.segmentCount = segmentCount
+        self.preallocatedEnd = fileSize
+    }
+
+    /// The size to preallocate a log file to so that it holds `end` bytes.
+    static func preallocationTarget(for end: Int) -> Int {
+        let step = preallocationStepBytes
+        return (end + step - 1) / step * step
     }
 
     var totalBytes: Int { olderSegmentsBytes + offset }
@@ -57,13 +73,13 @@ final class WALWriter {
     }
 
     /// Creates segment `number`, durable and empty (invariant 3).
-    static func createSegment(fileSystem: any FileSystem, directory: String, number: UInt64, segmentBytes: Int) throws -> any FileHandle {
+    static func createSegment(fileSystem: any FileSystem, directory: String, number: UInt64) throws -> any FileHandle {
         let path = fileSystem.path(directory, segmentName(number))
         let handle = try fileSystem.openFile(path, create: true)
         do {
             try handle.truncate(to: 0)
             try handle.write(WALFormat.SegmentHeader(segmentNumber: number).encoded(), at: 0)
-            try handle.preallocate(to: Int64(segmentBytes))
+            try handle.preallocate(to: Int64(preallocationTarget(for: WALFormat.headerSize)))
             try handle.sync()
             try fileSystem.syncDirectory(directory)
         } catch {
@@ -75,6 +91,12 @@ final class WALWriter {
 
     /// Writes already-framed record bytes at the end of the segment.
     func append(_ bytes: [UInt8]) throws {
+        let end = offset + bytes.count
+        if end > preallocatedEnd {
+            let target = WALWriter.preallocationTarget(for: end)
+            try handle.preallocate(to: Int64(target))
+            preallocatedEnd = target
+        }
         try handle.write(bytes, at: Int64(offset))
         offset += bytes.count
     }
@@ -90,7 +112,7 @@ final class WALWriter {
     func roll() throws {
         try sync()
         let next = segmentNumber + 1
-        let newHandle = try WALWriter.createSegment(fileSystem: fileSystem, directory: directory, number: next, segmentBytes: segmentBytes)
+        let newHandle = try WALWriter.createSegment(fileSystem: fileSystem, directory: directory, number: next)
         try? handle.close()
         handle = newHandle
         olderSegmentsBytes += offset
@@ -98,6 +120,7 @@ final class WALWriter {
         segmentCount += 1
         offset = WALFormat.headerSize
         syncedOffset = offset
+        preallocatedEnd = WALWriter.preallocationTarget(for: offset)
     }
 
     func close() throws {

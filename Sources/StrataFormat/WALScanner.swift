@@ -34,8 +34,7 @@ public struct WALScanner {
 
     /// True when every byte from `offset` to the end is zero.
     public func isZero(from offset: Int) -> Bool {
-        guard offset < bytes.count else { return true }
-        return bytes[offset...].allSatisfy { $0 == 0 }
+        isAllZero(bytes, from: offset)
     }
 
     /// The next logical record. After `.invalid`, call `skipToNextBlock(after:)` to resume;

@@ -27,7 +27,7 @@ struct CrashWorkload {
     /// `states[i]` is the store's content after transaction i (1-based); `states[0]` is empty.
     var states: [[[UInt8]: [UInt8]]] = [[:]]
 
-    init(seed: UInt64, transactions: Int) {
+    init(seed: UInt64, transactions: Int, largeValueBytes: ClosedRange<Int> = 20_000...70_000) {
         var random = SeededRandom(seed: seed)
         var state: [[UInt8]: [UInt8]] = [:]
         var index = 0
@@ -45,7 +45,7 @@ struct CrashWorkload {
                 } else {
                     // Mostly small values; now and then one that spans several WAL blocks.
                     let length = Int.random(in: 0..<12, using: &random) == 0
-                        ? Int.random(in: 20_000...70_000, using: &random)
+                        ? Int.random(in: largeValueBytes, using: &random)
                         : Int.random(in: 0...300, using: &random)
                     let fill = UInt8(truncatingIfNeeded: index)
                     let value = [UInt8](repeating: fill, count: length)
@@ -96,10 +96,11 @@ final class SharedOutcome: Sendable {
 enum CrashHarness {
     static let storePath = "/crash/store"
 
-    static func options(_ fileSystem: SimulatedFileSystem, failpoints: Failpoints? = nil) -> StoreOptions {
+    static func options(_ fileSystem: SimulatedFileSystem, failpoints: Failpoints? = nil,
+                        segmentBytes: Int = 64 * 1024) -> StoreOptions {
         var options = StoreOptions()
         options.fileSystem = fileSystem
-        options.walSegmentBytes = 64 * 1024
+        options.walSegmentBytes = segmentBytes
         options.logger.logLevel = .critical
         options.failpoints = failpoints
         return options
@@ -115,11 +116,11 @@ enum CrashHarness {
     /// call fails). `outcome` is updated as acknowledgements arrive, so another thread can
     /// read it while the writer is frozen.
     static func run(_ workload: CrashWorkload, on fileSystem: SimulatedFileSystem, failpoints: Failpoints? = nil,
-                    outcome: SharedOutcome) {
+                    segmentBytes: Int = 64 * 1024, outcome: SharedOutcome) {
         // The store's parent directory is durable before the workload starts, as an app's
         // container directory is.
         guard (try? fileSystem.createDirectory("/crash")) != nil, (try? fileSystem.syncDirectory("/")) != nil,
-              let store = try? Store(path: storePath, options: options(fileSystem, failpoints: failpoints)) else { return }
+              let store = try? Store(path: storePath, options: options(fileSystem, failpoints: failpoints, segmentBytes: segmentBytes)) else { return }
         defer { try? store.close() }
         var next = 1
         var lastAcknowledged = 0
@@ -176,10 +177,11 @@ enum CrashHarness {
     }
 
     /// Opens the crashed image and checks every recovery promise. Returns failure text, or nil.
-    static func verify(image: SimulatedFileSystem, workload: CrashWorkload, outcome: CrashOutcome) -> String? {
+    static func verify(image: SimulatedFileSystem, workload: CrashWorkload, outcome: CrashOutcome,
+                       segmentBytes: Int = 64 * 1024) -> String? {
         do {
             try? image.createDirectory("/crash")
-            let store = try Store(path: storePath, options: options(image))
+            let store = try Store(path: storePath, options: options(image, segmentBytes: segmentBytes))
             let recovered = store.version
             let state = try store.read { tx in
                 Dictionary(uniqueKeysWithValues: try tx.scan(from: []).map { ($0.key, $0.value) })
@@ -196,7 +198,7 @@ enum CrashHarness {
             // The store must accept new writes, and keep them across a clean reopen.
             try store.write { tx in try tx.put(Array("~after".utf8), Array("yes".utf8)) }
             try store.close()
-            let reopened = try Store(path: storePath, options: options(image))
+            let reopened = try Store(path: storePath, options: options(image, segmentBytes: segmentBytes))
             defer { try? reopened.close() }
             guard reopened.version == recovered + 1,
                   try reopened.read({ try $0.get(Array("~after".utf8)) }) == Array("yes".utf8),
@@ -265,6 +267,36 @@ struct CrashRecoveryTests {
         print("crash recovery, seed \(seed): \(checked) crash states checked over \(totalOperations + 1) failure points")
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n")) (replay with STRATA_SEED=\(seed))")
         #expect(checked >= 4 * totalOperations || !failures.isEmpty)
+    }
+
+    /// With the default 64 MiB segments the log grows in 1 MiB preallocation steps; power
+    /// fails at every operation of a workload that crosses several steps.
+    @Test("crash while the log grows past preallocation steps")
+    func crashAcrossPreallocationSteps() throws {
+        let seed: UInt64 = 11
+        let segmentBytes = StoreOptions().walSegmentBytes
+        let workload = CrashWorkload(seed: seed, transactions: 60, largeValueBytes: 200_000...400_000)
+        let clean = SimulatedFileSystem()
+        CrashHarness.run(workload, on: clean, segmentBytes: segmentBytes, outcome: SharedOutcome())
+        let walSize = clean.contents(of: CrashHarness.storePath + "/wal-0000000001.log")?.count ?? 0
+        #expect(walSize > 2 << 20, "the workload should cross several preallocation steps")
+
+        var failures: [String] = []
+        for point in 0...clean.operationCount {
+            let fileSystem = SimulatedFileSystem()
+            fileSystem.failAfter(operations: point)
+            let outcome = SharedOutcome()
+            CrashHarness.run(workload, on: fileSystem, segmentBytes: segmentBytes, outcome: outcome)
+            let acknowledged = outcome.withLock { $0 }
+            for mode in CrashHarness.modes(seed: seed, point: point) {
+                if let problem = CrashHarness.verify(image: fileSystem.crashImage(mode), workload: workload,
+                                                     outcome: acknowledged, segmentBytes: segmentBytes) {
+                    failures.append("crash at operation \(point), \(mode): \(problem)")
+                }
+            }
+            if failures.count >= 5 { break }
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
     }
 
     /// The writer is frozen at each named point of the write path, as a suspended app is

@@ -65,4 +65,23 @@ struct WriterLifecycleTests {
         let reopened = try Store(path: "/store", options: Self.options(fileSystem))
         try reopened.close()
     }
+
+    /// The log grows in preallocation steps, so a small store's WAL file is small and
+    /// opening it reads little, instead of a whole preallocated segment.
+    @Test func walFileGrowsInPreallocationSteps() throws {
+        let fileSystem = SimulatedFileSystem()
+        var options = StoreOptions()
+        options.fileSystem = fileSystem
+        let store = try Store(path: "/store", options: options)
+        try store.write { tx in try tx.put(Array("a".utf8), Array("b".utf8)) }
+        try store.close()
+        let size = fileSystem.contents(of: "/store/wal-0000000001.log")?.count ?? 0
+        #expect(size == 1 << 20, "a WAL holding one small record should be one 1 MiB step, not \(size) bytes")
+
+        let reopened = try Store(path: "/store", options: options)
+        #expect(try reopened.read { try $0.get(Array("a".utf8)) } == Array("b".utf8))
+        try reopened.write { tx in try tx.put(Array("big".utf8), [UInt8](repeating: 1, count: 1_500_000)) }
+        try reopened.close()
+        #expect(fileSystem.contents(of: "/store/wal-0000000001.log")?.count == 2 << 20)
+    }
 }

@@ -1,0 +1,48 @@
+import ArgumentParser
+import Strata
+
+/// Options for opening the store, shared by every subcommand.
+struct StoreOpeningOptions: ParsableArguments {
+    @Option(help: "Size of each WAL segment file this run creates, in bytes (at least 65536; default 64 MiB). Smaller segments open faster.")
+    var walSegmentBytes: Int?
+
+    func validate() throws {
+        if let walSegmentBytes, walSegmentBytes < 64 * 1024 {
+            throw ValidationError("--wal-segment-bytes must be at least 65536.")
+        }
+    }
+
+    var storeOptions: StoreOptions {
+        var options = StoreOptions()
+        if let walSegmentBytes { options.walSegmentBytes = walSegmentBytes }
+        return options
+    }
+}
+
+/// Opens the store at `path`, runs `body`, and closes the store whether `body` succeeds or
+/// throws. A failing close is reported when `body` succeeded.
+func withStore<T>(_ path: String, _ opening: StoreOpeningOptions, _ body: (Store) throws -> T) throws -> T {
+    let store = try Store(path: path, options: opening.storeOptions)
+    let result: T
+    do {
+        result = try body(store)
+    } catch {
+        try? store.close()
+        throw error
+    }
+    try store.close()
+    return result
+}
+
+/// The `--durability` choices.
+enum DurabilityOption: String, CaseIterable, ExpressibleByArgument {
+    case synced
+    case buffered
+
+    var durability: Durability {
+        switch self {
+        case .synced: .synced
+        case .buffered: .buffered
+        }
+    }
+}

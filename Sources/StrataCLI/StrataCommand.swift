@@ -1,0 +1,53 @@
+import ArgumentParser
+import Strata
+
+/// The root `strata` command. Named `StrataTool` so it does not clash with the `Strata`
+/// library module this target imports.
+@main
+struct StrataTool: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "strata",
+        abstract: "Read, write, import and export a Strata key-value store.",
+        discussion: """
+            Every subcommand takes the store's directory as its first argument, for example \
+            `strata get data.strata mykey`. A store is created when it does not exist.
+
+            Records are JSON lines, one object per line: {"key":"...","value":"..."} with \
+            UTF-8 strings. For keys or values that are not valid UTF-8, use "key_base64" / \
+            "value_base64" (standard base64) in place of "key" / "value". `scan` and `export` \
+            write that form only for bytes that are not valid UTF-8; `import` reads either.
+            """,
+        subcommands: [
+            PutCommand.self, GetCommand.self, DeleteCommand.self, ScanCommand.self,
+            ImportCommand.self, ExportCommand.self, StatsCommand.self, DemoCommand.self,
+        ]
+    )
+
+    /// Parses and runs the command, turning store and CLI failures into one
+    /// `strata: <message>` line on stderr and exit status 1, instead of ArgumentParser's
+    /// generic "Error:" output. Usage errors keep ArgumentParser's own reporting.
+    static func main() {
+        var command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            try command.run()
+        } catch let error as StoreError {
+            fail(error.description)
+        } catch let error as CLIError {
+            fail(error.message)
+        } catch {
+            // ArgumentParser's own errors (help requests, validation, exit codes) also
+            // arrive here from `run()`; it knows how to report them.
+            exit(withError: error)
+        }
+    }
+
+    private static func fail(_ message: String) -> Never {
+        Console.printError("strata: " + message)
+        exit(withError: ExitCode.failure)
+    }
+}
