@@ -18,7 +18,7 @@ struct ExportCommand: ParsableCommand {
     var opening: StoreOpeningOptions
 
     func run() throws {
-        try withStore(path, opening) { store in
+        try withStore(path, opening, create: false) { store in
             var out = OutputBuffer()
             try store.read { tx in
                 var line: [UInt8] = []

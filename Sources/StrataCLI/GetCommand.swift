@@ -22,7 +22,7 @@ struct GetCommand: ParsableCommand {
 
     func run() throws {
         let keyBytes = try ByteEncoding.argument(key, base64: base64, what: "KEY")
-        let value = try withStore(path, opening) { store in
+        let value = try withStore(path, opening, create: false) { store in
             try store.read { tx in try tx.get(keyBytes) }
         }
         guard let value else {

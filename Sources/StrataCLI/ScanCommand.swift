@@ -55,7 +55,7 @@ struct ScanCommand: ParsableCommand {
         }
         let limit = self.limit ?? Int.max
         let reverse = self.reverse
-        try withStore(path, opening) { store in
+        try withStore(path, opening, create: false) { store in
             var out = OutputBuffer()
             // Options that exclude each other leave an empty range: print nothing rather than
             // hand the engine inverted bounds.

@@ -18,7 +18,7 @@ struct StatsCommand: ParsableCommand {
     var opening: StoreOpeningOptions
 
     func run() throws {
-        let stats = try withStore(path, opening) { store in try store.stats() }
+        let stats = try withStore(path, opening, create: false) { store in try store.stats() }
         let fields = Self.fields(of: stats)
         if json {
             var out: [UInt8] = [UInt8(ascii: "{")]

@@ -20,9 +20,12 @@ struct StoreOpeningOptions: ParsableArguments {
 }
 
 /// Opens the store at `path`, runs `body`, and closes the store whether `body` succeeds or
-/// throws. A failing close is reported when `body` succeeded.
-func withStore<T>(_ path: String, _ opening: StoreOpeningOptions, _ body: (Store) throws -> T) throws -> T {
-    let store = try Store(path: path, options: opening.storeOptions)
+/// throws. A failing close is reported when `body` succeeded. Commands that only read pass
+/// `create: false`, so a mistyped path is an error rather than a new, empty store.
+func withStore<T>(_ path: String, _ opening: StoreOpeningOptions, create: Bool = true, _ body: (Store) throws -> T) throws -> T {
+    var options = opening.storeOptions
+    options.createIfMissing = create
+    let store = try Store(path: path, options: options)
     let result: T
     do {
         result = try body(store)

@@ -233,6 +233,19 @@ struct CLICommandTests {
         }
     }
 
+    /// Commands that only read refuse a path with no store instead of creating one there.
+    @Test func readOnlyCommandsDoNotCreateAStore() async throws {
+        try await withTemporaryDirectory { dir in
+            let missing = dir.path("typo.strata")
+            for arguments in [["get", missing, "a"], ["scan", missing], ["export", missing], ["stats", missing]] {
+                let result = try await strata(arguments)
+                #expect(result.status != 0, "\(arguments): \(result)")
+                #expect(result.errorLines.count == 1, "\(arguments): \(result)")
+                #expect(!FileManager.default.fileExists(atPath: missing), "\(arguments) created a store")
+            }
+        }
+    }
+
     @Test func statsPrintsFiguresAsLinesOrJSON() async throws {
         try await withTemporaryDirectory { dir in
             let store = dir.path("kv.strata")
