@@ -7,7 +7,8 @@ struct VersionedEntry {
 extension MemTable {
     /// Walks the newest version of each key visible at `sequence`, tombstones included (the
     /// merge above needs them to hide older data), within `[lower, upper)`, in key order or
-    /// in reverse.
+    /// in reverse. It hands out nodes, whose bytes stay valid as long as the table does
+    /// (MemTable invariant 3), so nothing is copied until a caller asks for a copy.
     struct Cursor {
         let table: MemTable
         let sequence: UInt64
@@ -16,11 +17,12 @@ extension MemTable {
         let reverse: Bool
 
         private var started = false
+        private var finished = false
+        /// Forward: the next node to look at, and the last node whose key was decided.
         private var node: Node? = nil
         private var decidedKey: Node? = nil
-        /// Reverse scans step by searching for the last key below the previous one.
-        private var reverseBound: [UInt8]? = nil
-        private var finished = false
+        /// Reverse: a node holding the last key returned; the next step searches below it.
+        private var reverseBound: Node? = nil
 
         init(table: MemTable, sequence: UInt64, lower: [UInt8], upper: [UInt8]?, reverse: Bool) {
             self.table = table
@@ -30,14 +32,20 @@ extension MemTable {
             self.reverse = reverse
         }
 
-        mutating func next() -> VersionedEntry? {
+        /// The next visible version, as a node (a tombstone when `isTombstone`).
+        mutating func nextNode() -> Node? {
             if finished { return nil }
             let result = reverse ? nextBackward() : nextForward()
             if result == nil { finished = true }
             return result
         }
 
-        private mutating func nextForward() -> VersionedEntry? {
+        /// The next visible version, copied out.
+        mutating func next() -> VersionedEntry? {
+            nextNode().map { VersionedEntry(key: copyBytes($0.key), value: $0.isTombstone ? nil : copyBytes($0.value)) }
+        }
+
+        private mutating func nextForward() -> Node? {
             if !started {
                 started = true
                 node = lower.withUnsafeBytes { table.findGreaterOrEqual($0, UInt64.max, previous: nil) }
@@ -48,31 +56,29 @@ extension MemTable {
                 if let upper, upper.withUnsafeBytes({ compareKeys(n.key, $0) }) >= 0 { return nil }
                 if n.sequence > sequence { continue }
                 decidedKey = n
-                return VersionedEntry(key: Array(n.key), value: n.isTombstone ? nil : Array(n.value))
+                return n
             }
             return nil
         }
 
-        private mutating func nextBackward() -> VersionedEntry? {
-            if !started {
-                started = true
-                reverseBound = upper
-            }
+        private mutating func nextBackward() -> Node? {
             while true {
                 let candidate: Node?
                 if let bound = reverseBound {
-                    candidate = bound.withUnsafeBytes { table.findLast(before: $0) }
+                    candidate = table.findLast(before: bound.key)
+                } else if !started, let upper {
+                    candidate = upper.withUnsafeBytes { table.findLast(before: $0) }
                 } else {
                     candidate = table.findLast(before: nil)
                 }
+                started = true
                 guard let found = candidate else { return nil }
-                let key = Array(found.key)
-                if key.withUnsafeBytes({ k in lower.withUnsafeBytes { compareKeys(k, $0) } }) < 0 { return nil }
-                reverseBound = key
-                switch key.withUnsafeBytes({ table.get($0, at: sequence) }) {
-                case .value(let value): return VersionedEntry(key: key, value: value)
-                case .deleted: return VersionedEntry(key: key, value: nil)
-                case .absent: continue
+                if lower.withUnsafeBytes({ compareKeys(found.key, $0) }) < 0 { return nil }
+                reverseBound = found
+                // The newest version of this key that the snapshot may see.
+                if let visible = table.findGreaterOrEqual(found.key, sequence, previous: nil),
+                   compareKeys(visible.key, found.key) == 0 {
+                    return visible
                 }
             }
         }

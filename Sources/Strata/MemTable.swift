@@ -93,18 +93,22 @@ final class MemTable: @unchecked Sendable {
     func get(_ key: UnsafeRawBufferPointer, at sequence: UInt64) -> Lookup {
         guard let node = findGreaterOrEqual(key, sequence, previous: nil),
               compareKeys(node.key, key) == 0 else { return .absent }
-        return node.isTombstone ? .deleted : .value(Array(node.value))
+        return node.isTombstone ? .deleted : .value(copyBytes(node.value))
     }
 
     /// First node at or after (key, sequence) in table order.
     func findGreaterOrEqual(_ key: UnsafeRawBufferPointer, _ sequence: UInt64, previous: UnsafeMutablePointer<Node>?) -> Node? {
         var x = head
         var level = currentHeight.load(ordering: .relaxed) - 1
+        // A node found not to precede the target on one level is often the next node on the
+        // level below too: skip comparing it again.
+        var knownNotPreceding: UnsafeMutableRawPointer? = nil
         while true {
             let next = x.next(level)
-            if let n = next, MemTable.precedes(n, key, sequence) {
+            if let n = next, n.raw != knownNotPreceding, MemTable.precedes(n, key, sequence) {
                 x = n
             } else {
+                knownNotPreceding = next?.raw
                 if let previous { (previous + level).initialize(to: x) }
                 if level == 0 { return next }
                 level -= 1
@@ -198,20 +202,33 @@ final class MemTable: @unchecked Sendable {
 }
 
 /// Unsigned lexicographic byte order, a shorter key before any longer key it prefixes.
+/// Returns a negative number, zero or a positive number. Compares eight bytes at a time as
+/// big-endian words: keys are short, and a call to memcmp per node visited costs more than
+/// the comparison itself.
 @inline(__always)
 func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     let common = min(a.count, b.count)
-    if common > 0 {
-        let c = memcmp(a.baseAddress!, b.baseAddress!, common)
-        if c != 0 { return Int(c) }
+    var index = 0
+    while index + 8 <= common {
+        let x = a.loadUnaligned(fromByteOffset: index, as: UInt64.self).bigEndian
+        let y = b.loadUnaligned(fromByteOffset: index, as: UInt64.self).bigEndian
+        if x != y { return x < y ? -1 : 1 }
+        index += 8
     }
-    return a.count - b.count
+    while index < common {
+        let x = a[index]
+        let y = b[index]
+        if x != y { return x < y ? -1 : 1 }
+        index += 1
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
 }
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+/// A copy of `bytes` as an array: one allocation and one memcpy. Goes through a typed
+/// buffer because that initializer is specialized in the caller, while
+/// `init(unsafeUninitializedCapacity:)` looks up generic metadata at run time on every call.
+@inline(__always)
+func copyBytes(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+    guard let base = bytes.baseAddress, bytes.count > 0 else { return [] }
+    return Array(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count))
+}

@@ -27,6 +27,15 @@ extension ReadableTransaction {
         try get(key) != nil
     }
 
+    /// Visits the entries with `from <= key < to` (no upper bound when `to` is nil), in key
+    /// order or reverse, handing `body` each key and value as bytes borrowed from the store:
+    /// nothing is copied, so this is the fastest way to read many entries. The buffers are
+    /// valid only during the call; copy what you keep. Return false from `body` to stop.
+    public func forEachUnsafe(from: [UInt8], to: [UInt8]? = nil, reverse: Bool = false,
+                              _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
+        try scan(from: from, to: to, reverse: reverse).forEachBorrowed(body)
+    }
+
     /// The value of a UTF-8 string key.
     public func get(_ key: String) throws -> [UInt8]? {
         try get(Array(key.utf8))

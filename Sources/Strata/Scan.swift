@@ -26,6 +26,14 @@ public struct Scan: Sequence {
         }
 
         public mutating func next() -> Entry? {
+            if overlay.isEmpty {
+                // Read transactions have no writes of their own to merge in; tombstones are
+                // skipped without copying anything.
+                while let node = cursor.nextNode() {
+                    if !node.isTombstone { return Entry(key: copyBytes(node.key), value: copyBytes(node.value)) }
+                }
+                return nil
+            }
             while true {
                 if !pendingLoaded {
                     pending = cursor.next()
@@ -67,9 +75,24 @@ public struct Scan: Sequence {
     /// The number of entries, found by iterating the scan.
     public var count: Int {
         var n = 0
-        var iterator = makeIterator()
-        while iterator.next() != nil { n += 1 }
+        forEachBorrowed { _, _ in n += 1; return true }
         return n
+    }
+
+    /// Visits each entry with its key and value borrowed from the store's memory, copying
+    /// nothing; `body` returns false to stop. The buffers are valid only during the call.
+    func forEachBorrowed(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) rethrows {
+        if overlay.isEmpty {
+            var cursor = MemTable.Cursor(table: table, sequence: sequence, lower: lower, upper: upper, reverse: reverse)
+            while let node = cursor.nextNode() {
+                if !node.isTombstone, try !body(node.key, node.value) { return }
+            }
+            return
+        }
+        for entry in self {
+            let proceed = try entry.key.withUnsafeBytes { key in try entry.value.withUnsafeBytes { try body(key, $0) } }
+            if !proceed { return }
+        }
     }
 }
 

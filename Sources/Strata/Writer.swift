@@ -224,18 +224,18 @@ final class Writer: @unchecked Sendable {
         }
         let sequence = lastAssigned + 1
         var encoder = BatchFormat.Encoder(sequence: sequence, syncedThrough: UInt64(wal.syncedOffset),
-                                          reservingCapacity: transaction.byteCount + 8 * transaction.order.count)
-        for key in transaction.order {
-            switch transaction.writes[key]! {
-            case .put(let value): encoder.put(key, value)
-            case .delete: encoder.delete(key)
+                                          reservingCapacity: transaction.byteCount + 8 * transaction.entries.count)
+        for entry in transaction.entries {
+            switch entry.write {
+            case .put(let value): encoder.put(entry.key, value)
+            case .delete: encoder.delete(entry.key)
             }
         }
         let payload = encoder.finish()
         payload.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &walBuffer, fileOffset: wal.offset) }
-        for key in transaction.order {
-            key.withUnsafeBytes { keyBytes in
-                switch transaction.writes[key]! {
+        for entry in transaction.entries {
+            entry.key.withUnsafeBytes { keyBytes in
+                switch entry.write {
                 case .put(let value):
                     value.withUnsafeBytes { memtable.insert(key: keyBytes, sequence: sequence, value: $0) }
                 case .delete:
