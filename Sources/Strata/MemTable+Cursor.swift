@@ -76,8 +76,7 @@ extension MemTable {
                 if lower.withUnsafeBytes({ compareKeys(found.key, $0) }) < 0 { return nil }
                 reverseBound = found
                 // The newest version of this key that the snapshot may see.
-                if let visible = table.findGreaterOrEqual(found.key, sequence, previous: nil),
-                   compareKeys(visible.key, found.key) == 0 {
+                if let visible = table.findVisible(found.key, at: sequence) {
                     return visible
                 }
             }

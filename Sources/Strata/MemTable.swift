@@ -14,6 +14,8 @@ import Synchronization
 ///    node pointer for as long as it holds the table. Memory goes with the table's arena.
 /// 4. Each (key, sequence) pair is inserted at most once. Readers filter by sequence, so an
 ///    entry newer than a reader's snapshot is invisible to it even after it is linked.
+/// 5. Point lookups go through a hash index of each key's newest node, updated after the
+///    node is linked (its own invariants are in MemTable+HashIndex.swift).
 final class MemTable: @unchecked Sendable {
     // @unchecked Sendable: mutation is confined to the single writer (invariant 1); readers
     // only follow atomically published links to immutable nodes (invariants 2 and 3).
@@ -26,19 +28,38 @@ final class MemTable: @unchecked Sendable {
     private let currentHeight = Atomic<Int>(1)
     private let entryCount = Atomic<Int>(0)
     private let payloadBytes = Atomic<Int>(0)
+    private let indexBytes = Atomic<Int>(0)
     /// Writer-only state for choosing node heights (invariant 1).
     private var randomState: UInt64 = 0x9E37_79B9_7F4A_7C15
+    /// The point-lookup index readers use (see MemTableHashIndex), published atomically.
+    private let currentIndex = Atomic<UInt>(0)
+    /// Every index built, kept alive until the table goes (MemTableHashIndex invariant 3).
+    /// Writer only.
+    private var indexes: [MemTableHashIndex] = []
 
     init() {
         head = MemTable.makeNode(in: arena, key: UnsafeRawBufferPointer(start: nil, count: 0),
                                  sequence: 0, value: nil, height: MemTable.maxHeight)
     }
 
+    private func publish(_ index: MemTableHashIndex) {
+        indexes.append(index)
+        indexBytes.add(index.capacity * (MemoryLayout<UInt32>.stride + MemoryLayout<UInt>.stride), ordering: .relaxed)
+        currentIndex.store(UInt(bitPattern: Unmanaged.passUnretained(index).toOpaque()), ordering: .releasing)
+    }
+
+    /// The current index; nil until the first insert, so an empty table holds nothing.
+    private var index: MemTableHashIndex? {
+        // Retained by `indexes` for the table's whole life.
+        UnsafeRawPointer(bitPattern: currentIndex.load(ordering: .acquiring))
+            .map { Unmanaged<MemTableHashIndex>.fromOpaque($0).takeUnretainedValue() }
+    }
+
     /// Number of versions (puts and tombstones) inserted.
     var count: Int { entryCount.load(ordering: .relaxed) }
 
-    /// Approximate memory held, in bytes.
-    var approximateBytes: Int { payloadBytes.load(ordering: .relaxed) }
+    /// Approximate memory held, in bytes: the nodes and every hash index built.
+    var approximateBytes: Int { payloadBytes.load(ordering: .relaxed) + indexBytes.load(ordering: .relaxed) }
 
     // MARK: Writing (writer only)
 
@@ -62,6 +83,21 @@ final class MemTable: @unchecked Sendable {
                 node.setNextRelaxed(level, previous[level].next(level))
                 previous[level].publishNext(level, node)
             }
+            // Index the node only once it is linked: a reader that finds it walks on from it.
+            var index: MemTableHashIndex
+            if let current = self.index {
+                index = current
+            } else {
+                index = MemTableHashIndex(capacity: 1024)
+                publish(index)
+            }
+            if index.isFull {
+                let larger = MemTableHashIndex(capacity: index.capacity * 2)
+                index.forEachNode { larger.record($0, hash: hashKey($0.key)) }
+                publish(larger)
+                index = larger
+            }
+            index.record(node, hash: hashKey(key))
         }
         entryCount.add(1, ordering: .relaxed)
         payloadBytes.add(key.count + (value?.count ?? 0) + 24 + 8 * 2, ordering: .relaxed)
@@ -91,9 +127,19 @@ final class MemTable: @unchecked Sendable {
 
     /// The newest version of `key` with a sequence at most `sequence`.
     func get(_ key: UnsafeRawBufferPointer, at sequence: UInt64) -> Lookup {
-        guard let node = findGreaterOrEqual(key, sequence, previous: nil),
-              compareKeys(node.key, key) == 0 else { return .absent }
+        guard let node = findVisible(key, at: sequence) else { return .absent }
         return node.isTombstone ? .deleted : .value(copyBytes(node.value))
+    }
+
+    /// The node of the newest version of `key` at or below `sequence`: the hash index gives
+    /// the newest version of all, and older ones follow it on the bottom level.
+    func findVisible(_ key: UnsafeRawBufferPointer, at sequence: UInt64) -> Node? {
+        guard var node = index?.newest(key, hash: hashKey(key)) else { return nil }
+        while node.sequence > sequence {
+            guard let older = node.next(0), compareKeys(older.key, key) == 0 else { return nil }
+            node = older
+        }
+        return node
     }
 
     /// First node at or after (key, sequence) in table order.

@@ -124,7 +124,8 @@ public final class WriteTransaction: ReadableTransaction {
 extension WriteTransaction: Sendable {}
 
 /// A key as a dictionary key. `[UInt8]`'s own hashing feeds the hasher one byte at a time;
-/// this feeds it the whole buffer in one call, several times faster for typical keys.
+/// this feeds it one word, the memtable's fast hash of the bytes, which is seeded per process
+/// so crafted keys cannot be made to collide.
 struct HashedKey: Hashable {
     let bytes: [UInt8]
 
@@ -133,6 +134,6 @@ struct HashedKey: Hashable {
     }
 
     func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        hasher.combine(bytes.withUnsafeBytes(hashKey))
     }
 }

@@ -1,0 +1,124 @@
+import Synchronization
+
+/// A hash index over the memtable for point lookups: key -> the node of its newest version.
+/// A get probes it and then walks that key's versions, which sit newest first on the
+/// skiplist's bottom level, instead of searching the skiplist (about log n cache misses).
+///
+/// Invariants:
+/// 1. Only the memtable's writer inserts or grows the index (MemTable invariant 1).
+/// 2. A slot's tag is stored (release) after its node pointer, so a reader that sees a tag
+///    sees a node; a slot's node is replaced (release) only by a newer version of its key.
+/// 3. Growing builds a complete new table and then publishes it (release); the old tables
+///    stay allocated until the memtable is freed, so a reader may finish with either.
+///    Whichever table a reader sees holds every key inserted before the reader's snapshot
+///    was published, so it finds the newest version of each key it may see, or a newer one.
+final class MemTableHashIndex {
+    let mask: Int
+    private let tags: UnsafeMutablePointer<Atomic<UInt32>>
+    private let nodes: UnsafeMutablePointer<Atomic<UInt>>
+    /// Keys held; the writer grows the index past 70% full.
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        precondition(capacity > 0 && capacity & (capacity - 1) == 0, "capacity must be a power of two")
+        mask = capacity - 1
+        tags = .allocate(capacity: capacity)
+        nodes = .allocate(capacity: capacity)
+        for slot in 0..<capacity {
+            (tags + slot).initialize(to: Atomic(0))
+            (nodes + slot).initialize(to: Atomic(0))
+        }
+    }
+
+    deinit {
+        tags.deinitialize(count: mask + 1)
+        nodes.deinitialize(count: mask + 1)
+        tags.deallocate()
+        nodes.deallocate()
+    }
+
+    var capacity: Int { mask + 1 }
+    var isFull: Bool { count * 10 >= capacity * 7 }
+
+    @inline(__always)
+    static func tag(_ hash: UInt64) -> UInt32 {
+        UInt32(truncatingIfNeeded: hash >> 32) | 1  // never 0, which marks an empty slot
+    }
+
+    /// Writer only: points `key`'s slot at `node`, its newest version.
+    func record(_ node: MemTable.Node, hash: UInt64) {
+        let tag = Self.tag(hash)
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let found = tags[slot].load(ordering: .relaxed)
+            if found == 0 {
+                nodes[slot].store(UInt(bitPattern: node.raw), ordering: .relaxed)
+                tags[slot].store(tag, ordering: .releasing)
+                count += 1
+                return
+            }
+            if found == tag {
+                let existing = MemTable.Node(raw: UnsafeMutableRawPointer(bitPattern: nodes[slot].load(ordering: .relaxed))!)
+                if compareKeys(existing.key, node.key) == 0 {
+                    if node.sequence > existing.sequence {
+                        nodes[slot].store(UInt(bitPattern: node.raw), ordering: .releasing)
+                    }
+                    return
+                }
+            }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// The node of the newest version of `key` recorded, or nil.
+    func newest(_ key: UnsafeRawBufferPointer, hash: UInt64) -> MemTable.Node? {
+        let tag = Self.tag(hash)
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let found = tags[slot].load(ordering: .acquiring)
+            if found == 0 { return nil }
+            if found == tag {
+                let node = MemTable.Node(raw: UnsafeMutableRawPointer(bitPattern: nodes[slot].load(ordering: .acquiring))!)
+                if compareKeys(node.key, key) == 0 { return node }
+            }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// Writer only: every recorded node, for copying into a larger index.
+    func forEachNode(_ body: (MemTable.Node) -> Void) {
+        for slot in 0...mask where tags[slot].load(ordering: .relaxed) != 0 {
+            body(MemTable.Node(raw: UnsafeMutableRawPointer(bitPattern: nodes[slot].load(ordering: .relaxed))!))
+        }
+    }
+}
+
+/// Chosen at random once per process, so nobody can pick keys that all collide.
+private let hashSeed = UInt64.random(in: .min ... .max)
+
+/// A fast 64-bit hash of key bytes for the memtable's index: eight bytes at a time, then a
+/// final avalanche (the finalizer of MurmurHash3), so similar keys spread over the table.
+@inline(__always)
+func hashKey(_ key: UnsafeRawBufferPointer) -> UInt64 {
+    var hash: UInt64 = hashSeed ^ UInt64(key.count)
+    var index = 0
+    while index + 8 <= key.count {
+        hash = (hash ^ key.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+        hash ^= hash >> 31
+        index += 8
+    }
+    var tail: UInt64 = 0
+    var shift: UInt64 = 0
+    while index < key.count {
+        tail |= UInt64(key[index]) << shift
+        shift += 8
+        index += 1
+    }
+    hash = (hash ^ tail) &* 0x94D0_49BB_1331_11EB
+    hash ^= hash >> 33
+    hash = hash &* 0xFF51_AFD7_ED55_8CCD
+    hash ^= hash >> 33
+    hash = hash &* 0xC4CE_B9FE_1A85_EC53
+    hash ^= hash >> 33
+    return hash
+}
