@@ -19,7 +19,7 @@ extension ReadableTransaction {
 
     /// Entries whose key starts with `prefix`.
     public func scan(prefix: [UInt8], reverse: Bool = false) throws -> Scan {
-        try scan(from: prefix, to: prefixSuccessor(prefix), reverse: reverse)
+        try scan(from: prefix, to: Scan.upperBound(forPrefix: prefix), reverse: reverse)
     }
 
     /// True when `key` has a value.

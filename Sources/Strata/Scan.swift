@@ -96,16 +96,19 @@ public struct Scan: Sequence {
     }
 }
 
-/// The smallest key greater than every key that starts with `prefix`, or nil when there is
-/// none (the prefix is empty or all 0xFF).
-func prefixSuccessor(_ prefix: [UInt8]) -> [UInt8]? {
-    var end = prefix
-    while let last = end.last {
-        if last < 0xFF {
-            end[end.count - 1] = last + 1
-            return end
+extension Scan {
+    /// The smallest key greater than every key that starts with `prefix`, or nil when there
+    /// is none (the prefix is empty or all 0xFF): the exclusive upper bound of a prefix range.
+    /// `scan(prefix:)` is `scan(from: prefix, to: Scan.upperBound(forPrefix: prefix))`.
+    public static func upperBound(forPrefix prefix: [UInt8]) -> [UInt8]? {
+        var end = prefix
+        while let last = end.last {
+            if last < 0xFF {
+                end[end.count - 1] = last + 1
+                return end
+            }
+            end.removeLast()
         }
-        end.removeLast()
+        return nil
     }
-    return nil
 }

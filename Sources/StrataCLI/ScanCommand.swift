@@ -49,7 +49,7 @@ struct ScanCommand: ParsableCommand {
             let prefixBytes = try ByteEncoding.argument(prefix, base64: base64, what: "--prefix")
             // Intersect [from, to) with the prefix's range [prefix, successor).
             if lower.lexicographicallyPrecedes(prefixBytes) { lower = prefixBytes }
-            if let end = prefixSuccessor(prefixBytes), upper.map({ end.lexicographicallyPrecedes($0) }) ?? true {
+            if let end = Scan.upperBound(forPrefix: prefixBytes), upper.map({ end.lexicographicallyPrecedes($0) }) ?? true {
                 upper = end
             }
         }
@@ -71,18 +71,4 @@ struct ScanCommand: ParsableCommand {
             try out.flush()
         }
     }
-}
-
-/// The smallest key after every key that starts with `prefix`, or nil when there is none
-/// (the prefix is empty or all 0xFF bytes).
-func prefixSuccessor(_ prefix: [UInt8]) -> [UInt8]? {
-    var end = prefix
-    while let last = end.last {
-        if last < 0xFF {
-            end[end.count - 1] = last + 1
-            return end
-        }
-        end.removeLast()
-    }
-    return nil
 }
