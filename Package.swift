@@ -14,6 +14,10 @@ let package = Package(
     products: [
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
+        // For the benchmark package (Benchmarks/): the workloads and Strata's adapter, and the
+        // format encoders its microbenchmarks time.
+        .library(name: "StrataBenchmarkKit", targets: ["StrataBenchmarkKit"]),
+        .library(name: "StrataFormat", targets: ["StrataFormat"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -38,6 +42,9 @@ let package = Package(
         ),
         // Not shipped: simulated file system with crash states, reference model, seeded randomness.
         .target(name: "StrataTestSupport", dependencies: ["Strata", "StrataIO", "StrataFormat"], swiftSettings: strictSettings),
+        // The standard workloads, their checks and Strata's adapter; engine-independent, so the
+        // test suite runs them small and the benchmark package adds the peers.
+        .target(name: "StrataBenchmarkKit", dependencies: ["Strata"], swiftSettings: strictSettings),
         .executableTarget(
             name: "StrataCLI",
             dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -46,7 +53,7 @@ let package = Package(
         .testTarget(name: "StrataFormatTests", dependencies: ["StrataFormat"], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "StrataIO", "StrataFormat", "StrataTestSupport"],
+            dependencies: ["Strata", "StrataIO", "StrataFormat", "StrataTestSupport", "StrataBenchmarkKit"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,8 +1,14 @@
 // swift-tools-version: 6.1
 // Strata's benchmarks: a package of their own, so the library's users never build
-// benchmark dependencies. Run from the repository root:
-//   swift run -c release --package-path Benchmarks strata-bench
+// benchmark dependencies. From the repository root:
+//   swift run -c release --package-path Benchmarks strata-bench        (the comparison)
+// From this directory (the thresholds are read from ./Thresholds):
+//   swift package benchmark                                             (microbenchmarks)
+//   swift package benchmark thresholds check --metric mallocCountTotal
+// See docs/benchmarks.md.
 import PackageDescription
+
+let strictSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "StrataBenchmarks",
@@ -12,15 +18,38 @@ let package = Package(
         // differs between checkouts.
         .package(name: "Strata", path: ".."),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // The MallocInterposer trait alone: it gives the allocation counts on Linux without the
+        // runtime interposer package, which is not needed for them.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // The peers' C APIs, declared by shim headers and loaded with dlopen at run time, so
+        // a missing library skips its engine instead of failing the build
+        // (docs/decisions/2026-11-21-benchmark-peers.md).
+        .systemLibrary(name: "CSQLitePeer"),
+        .systemLibrary(name: "CLMDBPeer"),
+        .systemLibrary(name: "CLevelDBPeer"),
+        .systemLibrary(name: "CRocksDBPeer"),
         .executableTarget(
             name: "strata-bench",
             dependencies: [
-                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataBenchmarkKit", package: "Strata"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CSQLitePeer", "CLMDBPeer", "CLevelDBPeer", "CRocksDBPeer",
             ],
-            swiftSettings: [.swiftLanguageMode(.v6)]
+            swiftSettings: strictSettings
+        ),
+        // Microbenchmarks of the hot paths, with allocation thresholds in Thresholds/.
+        .executableTarget(
+            name: "StrataMicro",
+            dependencies: [
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataFormat", package: "Strata"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/StrataMicro",
+            swiftSettings: strictSettings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]
 )

@@ -6,15 +6,16 @@ import Synchronization
 ///
 /// Invariants:
 /// 1. Only the memtable's writer inserts or grows the index (MemTable invariant 1).
-/// 2. A slot's tag is stored (release) after its node pointer, so a reader that sees a tag
-///    sees a node; a slot's node is replaced (release) only by a newer version of its key.
+/// 2. A slot's hash is stored (release) after its node pointer, so a reader that sees a
+///    hash sees a node; a slot's node is replaced (release) only by a newer version of its
+///    key. The full hash is kept so growing never has to read the nodes' keys again.
 /// 3. Growing builds a complete new table and then publishes it (release); the old tables
 ///    stay allocated until the memtable is freed, so a reader may finish with either.
 ///    Whichever table a reader sees holds every key inserted before the reader's snapshot
 ///    was published, so it finds the newest version of each key it may see, or a newer one.
 final class MemTableHashIndex {
     let mask: Int
-    private let tags: UnsafeMutablePointer<Atomic<UInt32>>
+    private let tags: UnsafeMutablePointer<Atomic<UInt64>>
     private let nodes: UnsafeMutablePointer<Atomic<UInt>>
     /// Keys held; the writer grows the index past 70% full.
     private(set) var count = 0
@@ -41,14 +42,14 @@ final class MemTableHashIndex {
     var isFull: Bool { count * 10 >= capacity * 7 }
 
     @inline(__always)
-    static func tag(_ hash: UInt64) -> UInt32 {
-        UInt32(truncatingIfNeeded: hash >> 32) | 1  // never 0, which marks an empty slot
+    static func tag(_ hash: UInt64) -> UInt64 {
+        hash | 1  // never 0, which marks an empty slot
     }
 
     /// Writer only: points `key`'s slot at `node`, its newest version.
     func record(_ node: MemTable.Node, hash: UInt64) {
         let tag = Self.tag(hash)
-        var slot = Int(truncatingIfNeeded: hash) & mask
+        var slot = Int(truncatingIfNeeded: tag) & mask  // from the tag, as grown() places it
         while true {
             let found = tags[slot].load(ordering: .relaxed)
             if found == 0 {
@@ -73,7 +74,7 @@ final class MemTableHashIndex {
     /// The node of the newest version of `key` recorded, or nil.
     func newest(_ key: UnsafeRawBufferPointer, hash: UInt64) -> MemTable.Node? {
         let tag = Self.tag(hash)
-        var slot = Int(truncatingIfNeeded: hash) & mask
+        var slot = Int(truncatingIfNeeded: tag) & mask  // from the tag, as grown() places it
         while true {
             let found = tags[slot].load(ordering: .acquiring)
             if found == 0 { return nil }
@@ -85,11 +86,22 @@ final class MemTableHashIndex {
         }
     }
 
-    /// Writer only: every recorded node, for copying into a larger index.
-    func forEachNode(_ body: (MemTable.Node) -> Void) {
-        for slot in 0...mask where tags[slot].load(ordering: .relaxed) != 0 {
-            body(MemTable.Node(raw: UnsafeMutableRawPointer(bitPattern: nodes[slot].load(ordering: .relaxed))!))
+    /// Writer only: a copy of this index with twice the capacity, built from the stored
+    /// hashes alone (each key is in the table once, so no key comparison is needed).
+    func grown() -> MemTableHashIndex {
+        let larger = MemTableHashIndex(capacity: capacity * 2)
+        for slot in 0...mask {
+            let tag = tags[slot].load(ordering: .relaxed)
+            guard tag != 0 else { continue }
+            var target = Int(truncatingIfNeeded: tag) & larger.mask
+            while larger.tags[target].load(ordering: .relaxed) != 0 { target = (target + 1) & larger.mask }
+            larger.nodes[target].store(nodes[slot].load(ordering: .relaxed), ordering: .relaxed)
+            larger.tags[target].store(tag, ordering: .relaxed)
         }
+        larger.count = count
+        // The new table is published with a release store (MemTable.publish), which orders
+        // these relaxed stores before any reader can reach them.
+        return larger
     }
 }
 

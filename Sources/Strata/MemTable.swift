@@ -40,13 +40,25 @@ final class MemTable: @unchecked Sendable {
     init() {
         head = MemTable.makeNode(in: arena, key: UnsafeRawBufferPointer(start: nil, count: 0),
                                  sequence: 0, value: nil, height: MemTable.maxHeight)
+        finger = .allocate(capacity: MemTable.maxHeight)
+        finger.initialize(repeating: head, count: MemTable.maxHeight)
+    }
+
+    deinit {
+        finger.deallocate()
     }
 
     private func publish(_ index: MemTableHashIndex) {
         indexes.append(index)
-        indexBytes.add(index.capacity * (MemoryLayout<UInt32>.stride + MemoryLayout<UInt>.stride), ordering: .relaxed)
+        indexBytes.add(index.capacity * (MemoryLayout<UInt64>.stride + MemoryLayout<UInt>.stride), ordering: .relaxed)
         currentIndex.store(UInt(bitPattern: Unmanaged.passUnretained(index).toOpaque()), ordering: .releasing)
     }
+
+    /// Writer only: the predecessors of the last node inserted, at every level, so an insert
+    /// of a larger key (a bulk load in key order) can start its search there instead of at
+    /// the head.
+    private let finger: UnsafeMutablePointer<Node>
+    private var lastInserted: Node? = nil
 
     /// The current index; nil until the first insert, so an empty table holds nothing.
     private var index: MemTableHashIndex? {
@@ -67,7 +79,8 @@ final class MemTable: @unchecked Sendable {
     func insert(key: UnsafeRawBufferPointer, sequence: UInt64, value: UnsafeRawBufferPointer?) {
         withUnsafeTemporaryAllocation(of: Node.self, capacity: MemTable.maxHeight) { previous in
             let previous = previous.baseAddress!
-            let found = findGreaterOrEqual(key, sequence, previous: previous)
+            let fingerApplies = lastInserted.map { MemTable.precedes($0, key, sequence) } ?? false
+            let found = findGreaterOrEqual(key, sequence, previous: previous, finger: fingerApplies ? UnsafePointer(finger) : nil)
             assert(found.map { compareKeys($0.key, key) != 0 || $0.sequence != sequence } ?? true,
                    "MemTable invariant 4: (key, sequence) inserted twice")
             let height = randomHeight()
@@ -83,6 +96,9 @@ final class MemTable: @unchecked Sendable {
                 node.setNextRelaxed(level, previous[level].next(level))
                 previous[level].publishNext(level, node)
             }
+            let levels = max(height, oldHeight)
+            for level in 0..<levels { finger[level] = level < height ? node : previous[level] }
+            lastInserted = node
             // Index the node only once it is linked: a reader that finds it walks on from it.
             var index: MemTableHashIndex
             if let current = self.index {
@@ -92,15 +108,15 @@ final class MemTable: @unchecked Sendable {
                 publish(index)
             }
             if index.isFull {
-                let larger = MemTableHashIndex(capacity: index.capacity * 2)
-                index.forEachNode { larger.record($0, hash: hashKey($0.key)) }
+                let larger = index.grown()
                 publish(larger)
                 index = larger
             }
             index.record(node, hash: hashKey(key))
         }
-        entryCount.add(1, ordering: .relaxed)
-        payloadBytes.add(key.count + (value?.count ?? 0) + 24 + 8 * 2, ordering: .relaxed)
+        // One writer (invariant 1): plain stores, no read-modify-write needed.
+        entryCount.store(entryCount.load(ordering: .relaxed) + 1, ordering: .relaxed)
+        payloadBytes.store(payloadBytes.load(ordering: .relaxed) + key.count + (value?.count ?? 0) + 24 + 8 * 2, ordering: .relaxed)
     }
 
     private func randomHeight() -> Int {
@@ -142,14 +158,28 @@ final class MemTable: @unchecked Sendable {
         return node
     }
 
-    /// First node at or after (key, sequence) in table order.
-    func findGreaterOrEqual(_ key: UnsafeRawBufferPointer, _ sequence: UInt64, previous: UnsafeMutablePointer<Node>?) -> Node? {
+    /// First node at or after (key, sequence) in table order. `finger`, when given, holds a
+    /// node per level known to precede the target; the search starts each level from it
+    /// when it is further along than where the level above ended.
+    func findGreaterOrEqual(_ key: UnsafeRawBufferPointer, _ sequence: UInt64, previous: UnsafeMutablePointer<Node>?,
+                            finger: UnsafePointer<Node>? = nil) -> Node? {
         var x = head
         var level = currentHeight.load(ordering: .relaxed) - 1
         // A node found not to precede the target on one level is often the next node on the
         // level below too: skip comparing it again.
         var knownNotPreceding: UnsafeMutableRawPointer? = nil
+        var enteringLevel = true
         while true {
+            if enteringLevel, let finger {
+                // The finger's node on a lower level is never behind its node on a higher
+                // one; so while the search has not moved past the finger, take it at once.
+                let start = finger[level]
+                let stillAtFinger = level + 1 < MemTable.maxHeight && x.raw == finger[level + 1].raw
+                if start.raw != head.raw && (x.raw == head.raw || stillAtFinger || MemTable.nodePrecedes(x, start)) {
+                    x = start
+                }
+            }
+            enteringLevel = false
             let next = x.next(level)
             if let n = next, n.raw != knownNotPreceding, MemTable.precedes(n, key, sequence) {
                 x = n
@@ -158,8 +188,15 @@ final class MemTable: @unchecked Sendable {
                 if let previous { (previous + level).initialize(to: x) }
                 if level == 0 { return next }
                 level -= 1
+                enteringLevel = true
             }
         }
+    }
+
+    /// True when node `a` comes before node `b` in table order.
+    @inline(__always)
+    private static func nodePrecedes(_ a: Node, _ b: Node) -> Bool {
+        precedes(a, b.key, b.sequence)
     }
 
     /// The last node whose key is less than `key`, or the last node of all when `key` is nil.

@@ -147,7 +147,7 @@ enum Recovery {
             }
         }
 
-        let memtable = MemTable()
+        var replayed = ReplayBuffer()
         var lastSequence: UInt64 = 0
         var olderBytes = 0
         var writerHandle: (any FileHandle)? = nil
@@ -169,7 +169,7 @@ enum Recovery {
                 guard header.segmentNumber == number else {
                     throw StoreError(.corruption, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number)", file: segmentPath, offset: 16)
                 }
-                let end = try replaySegment(bytes, path: segmentPath, isLast: isLast, into: memtable,
+                let end = try replaySegment(bytes, path: segmentPath, isLast: isLast, into: &replayed,
                                             lastSequence: &lastSequence, report: &report)
                 report.segmentsReplayed += 1
                 if isLast {
@@ -195,6 +195,9 @@ enum Recovery {
                 throw error
             }
         }
+
+        let memtable = MemTable()
+        replayed.apply(to: memtable)
 
         let handle: any FileHandle
         let number: UInt64
@@ -231,14 +234,14 @@ enum Recovery {
     /// Replays one segment's records into `memtable` and returns the end of its valid data.
     /// Damage in a segment that is not the last is corruption. In the last segment, damage
     /// is a torn tail unless a later record proves the damaged bytes had been synced.
-    private static func replaySegment(_ bytes: [UInt8], path: String, isLast: Bool, into memtable: MemTable,
+    private static func replaySegment(_ bytes: [UInt8], path: String, isLast: Bool, into replayed: inout ReplayBuffer,
                                       lastSequence: inout UInt64, report: inout RecoveryReport) throws -> Int {
         var scanner = WALScanner(bytes: bytes)
         while true {
             let damage: (offset: Int, reason: String)
             switch scanner.next() {
             case .record(let payload, let offset, _):
-                try applyBatch(payload, path: path, offset: offset, into: memtable, lastSequence: &lastSequence)
+                try applyBatch(payload, path: path, offset: offset, into: &replayed, lastSequence: &lastSequence)
                 report.transactionsReplayed += 1
                 continue
             case .end(let offset):
@@ -279,7 +282,7 @@ enum Recovery {
         }
     }
 
-    private static func applyBatch(_ payload: [UInt8], path: String, offset: Int, into memtable: MemTable,
+    private static func applyBatch(_ payload: [UInt8], path: String, offset: Int, into replayed: inout ReplayBuffer,
                                    lastSequence: inout UInt64) throws {
         try payload.withUnsafeBytes { raw in
             let header: BatchFormat.Header
@@ -293,7 +296,7 @@ enum Recovery {
             }
             do {
                 _ = try BatchFormat.decode(raw, maxKeyBytes: StoreLimits.maxKeyBytes, maxValueBytes: StoreLimits.maxValueBytes) { kind, key, value in
-                    memtable.insert(key: key, sequence: header.sequence, value: kind == .put ? value : nil)
+                    replayed.add(key: key, sequence: header.sequence, value: kind == .put ? value : nil)
                 }
             } catch let error as FormatError {
                 throw StoreError(error, file: path, baseOffset: Int64(offset))

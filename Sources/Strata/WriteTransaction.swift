@@ -19,8 +19,10 @@ public final class WriteTransaction: ReadableTransaction {
     /// Each written key once, in the order first written, so a commit encodes
     /// deterministically and without hashing again.
     private(set) var entries: [PendingEntry] = []
-    /// Where each key sits in `entries`: one hash per write, and reads of own writes.
-    private var positions: [HashedKey: Int] = [:]
+    /// Where each key sits in `entries`: one hash per write, and reads of own writes. Nil
+    /// while every write so far has a larger key than the one before (a bulk load in key
+    /// order), when no key can repeat; built on the first read or out-of-order write.
+    private var positions: [HashedKey: Int]? = nil
     private(set) var byteCount = 0
     private var ended = false
 
@@ -45,7 +47,7 @@ public final class WriteTransaction: ReadableTransaction {
     public func get(_ key: [UInt8]) throws -> [UInt8]? {
         try checkActive()
         try KeyValidation.checkKey(key)
-        if let position = positions[HashedKey(key)] {
+        if let position = indexedPositions()[HashedKey(key)] {
             if case .put(let value) = entries[position].write { return value }
             return nil
         }
@@ -101,12 +103,30 @@ public final class WriteTransaction: ReadableTransaction {
             throw StoreError(.invalidArgument, "the transaction holds over \(StoreLimits.maxTransactionBytes) bytes of keys and values; commit in smaller transactions")
         }
         byteCount += bytes
-        if let position = positions[HashedKey(key)] {
+        if positions == nil {
+            let ascending = entries.last.map { last in
+                last.key.withUnsafeBytes { a in key.withUnsafeBytes { compareKeys(a, $0) < 0 } }
+            } ?? true
+            if ascending {
+                entries.append(PendingEntry(key: key, write: write))
+                return
+            }
+        }
+        if let position = indexedPositions()[HashedKey(key)] {
             entries[position].write = write
         } else {
-            positions[HashedKey(key)] = entries.count
+            positions![HashedKey(key)] = entries.count
             entries.append(PendingEntry(key: key, write: write))
         }
+    }
+
+    /// The key-to-position index, built from `entries` the first time it is needed.
+    private func indexedPositions() -> [HashedKey: Int] {
+        if let positions { return positions }
+        var built = [HashedKey: Int](minimumCapacity: entries.count)
+        for (position, entry) in entries.enumerated() { built[HashedKey(entry.key)] = position }
+        positions = built
+        return built
     }
 
     /// String conveniences: keys and values as UTF-8.

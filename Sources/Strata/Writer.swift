@@ -225,24 +225,22 @@ final class Writer: @unchecked Sendable {
         let sequence = lastAssigned + 1
         var encoder = BatchFormat.Encoder(sequence: sequence, syncedThrough: UInt64(wal.syncedOffset),
                                           reservingCapacity: transaction.byteCount + 8 * transaction.entries.count)
-        for entry in transaction.entries {
-            switch entry.write {
-            case .put(let value): encoder.put(entry.key, value)
-            case .delete: encoder.delete(entry.key)
-            }
-        }
-        let payload = encoder.finish()
-        payload.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &walBuffer, fileOffset: wal.offset) }
+        // One pass: encode each write and insert it into the memtable (invisible until the
+        // group is published).
         for entry in transaction.entries {
             entry.key.withUnsafeBytes { keyBytes in
                 switch entry.write {
                 case .put(let value):
+                    encoder.put(entry.key, value)
                     value.withUnsafeBytes { memtable.insert(key: keyBytes, sequence: sequence, value: $0) }
                 case .delete:
+                    encoder.delete(entry.key)
                     memtable.insert(key: keyBytes, sequence: sequence, value: nil)
                 }
             }
         }
+        let payload = encoder.finish()
+        payload.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &walBuffer, fileOffset: wal.offset) }
         lastAssigned = sequence
         if request.durability == .synced { needsSync = true }
         round.append((.transaction(request), nil))

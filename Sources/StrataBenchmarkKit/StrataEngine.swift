@@ -1,0 +1,90 @@
+// Strata measured through its public API only, as an app would use it: one `Store`, a write
+// transaction per batch, a read transaction per get.
+import Strata
+
+public struct StrataEngine: BenchmarkEngine {
+    /// Options for every store the engine opens; `durability` is set per store from the
+    /// workload.
+    public var options: StoreOptions
+
+    public init(options: StoreOptions = StoreOptions()) {
+        self.options = options
+    }
+
+    public var name: String { "strata" }
+    public var displayName: String { "Strata" }
+
+    public func configuration(for durability: BenchmarkDurability) -> String {
+        switch durability {
+        case .buffered: "default options, `.buffered` commits, one `sync()` at the end"
+        case .synced: "default options, `.synced` commits (group commit)"
+        }
+    }
+
+    public var compaction: CompactionSupport {
+        .notImplemented("no compaction: Strata has none yet, so overwrite times the puts and the final sync only")
+    }
+
+    public func open(directory: String, durability: BenchmarkDurability) throws -> any BenchmarkStore {
+        var options = self.options
+        options.durability = durability == .synced ? .synced : .buffered
+        return StrataBenchmarkStore(store: try Store(path: directory, options: options), durability: options.durability)
+    }
+}
+
+final class StrataBenchmarkStore: BenchmarkStore {
+    let store: Store
+    let durability: Durability
+
+    init(store: Store, durability: Durability) {
+        self.store = store
+        self.durability = durability
+    }
+
+    func write(_ pairs: [KeyValue]) throws {
+        try store.write(durability: durability) { tx in
+            for pair in pairs {
+                try tx.put(pair.key, pair.value)
+            }
+        }
+    }
+
+    func sync() throws {
+        try store.sync()
+    }
+
+    func makeReader() throws -> any BenchmarkReader {
+        StrataBenchmarkReader(store: store)
+    }
+
+    func close() throws {
+        try store.close()
+    }
+}
+
+final class StrataBenchmarkReader: BenchmarkReader {
+    let store: Store
+
+    init(store: Store) {
+        self.store = store
+    }
+
+    func valueLength(_ key: [UInt8]) throws -> Int? {
+        try store.read { tx in try tx.get(key)?.count }
+    }
+
+    func scanAll(expectedValueLength: Int) throws -> ScanTally {
+        try store.read { tx in
+            // Borrowed bytes, as the peers' cursors hand them out: nothing is copied.
+            var tally = ScanTally()
+            try tx.forEachUnsafe(from: []) { _, value in
+                tally.entries += 1
+                if value.count != expectedValueLength { tally.wrongValueLengths += 1 }
+                return true
+            }
+            return tally
+        }
+    }
+
+    func close() {}
+}

@@ -1,0 +1,99 @@
+// The eight standard workloads (shared/bench/WORKLOADS.md, "Workloads"), in the page's order,
+// which is also the order they run in.
+import Foundation
+
+public enum Workload: String, CaseIterable, Sendable {
+    case fillseq
+    case fillrandom
+    case readrandom
+    case readseq
+    case fillsync
+    case syncconc8
+    case readwhilewriting
+    case overwrite
+
+    /// What the workload does, as the page says it.
+    public var summary: String {
+        switch self {
+        case .fillseq: "fresh store, put keys 0..<N in order, 1000 puts per transaction, buffered, one sync at the end"
+        case .fillrandom: "fresh store, the same with keys in a seeded random permutation"
+        case .readrandom: "on the fillrandom store, reopened: N gets of uniformly random existing keys"
+        case .readseq: "on the same store: one full scan in key order"
+        case .fillsync: "1000 transactions of one put each, each durable before the next starts"
+        case .syncconc8: "8 threads, each 125 transactions of one put, each durable, all at once"
+        case .readwhilewriting: "readrandom on 1 thread while another thread overwrites random keys in 1000-put transactions"
+        case .overwrite: "on the fillrandom store: N puts to random existing keys, 1000 per transaction, then compact"
+        }
+    }
+
+    /// What one op is.
+    public var unit: String {
+        switch self {
+        case .fillseq, .fillrandom, .overwrite: "put"
+        case .readrandom, .readwhilewriting: "get"
+        case .readseq: "entry"
+        case .fillsync, .syncconc8: "commit"
+        }
+    }
+
+    /// The unit, plural ("puts", "entries").
+    public var unitPlural: String {
+        unit == "entry" ? "entries" : unit + "s"
+    }
+
+    /// Runs on the store fillrandom leaves behind.
+    public var needsFillrandomStore: Bool {
+        switch self {
+        case .readrandom, .readseq, .readwhilewriting, .overwrite: true
+        case .fillseq, .fillrandom, .fillsync, .syncconc8: false
+        }
+    }
+
+    /// Parses a comma list ("fillseq,readrandom"); "all" or an empty list means every
+    /// workload. Returns the workloads in the page's order.
+    public static func parseList(_ text: String) throws(BenchmarkUsageError) -> [Workload] {
+        let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if names.isEmpty || names == ["all"] { return allCases }
+        var chosen = Set<Workload>()
+        for name in names {
+            guard let workload = Workload(rawValue: name.lowercased()) else {
+                throw BenchmarkUsageError("unknown workload \"\(name)\"; known: \(allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            chosen.insert(workload)
+        }
+        return allCases.filter(chosen.contains)
+    }
+}
+
+/// A command-line value the benchmark cannot use.
+public struct BenchmarkUsageError: Error, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// The sizes of a run. The defaults are the page's; the smoke test shrinks them.
+public struct BenchmarkSettings: Sendable {
+    /// N: keys of the fills, gets of the reads, puts of overwrite.
+    public var keyCount: Int = 1_000_000
+    /// Puts per transaction in fillseq, fillrandom, overwrite and readwhilewriting's writer.
+    public var batchSize: Int = 1000
+    /// Transactions of fillsync.
+    public var syncCommits: Int = 1000
+    /// Threads of syncconc8 (the name says 8: keep it unless testing).
+    public var concurrentThreads: Int = 8
+    /// Transactions per thread of syncconc8.
+    public var commitsPerThread: Int = 125
+    /// Bytes per value.
+    public var valueLength: Int = BenchmarkValues.standardLength
+    /// Seeds every key order and value, so every engine gets the same data.
+    public var seed: UInt64 = 0x5354_5241_5441_4231
+
+    public init() {}
+
+    public init(keyCount: Int) {
+        self.keyCount = keyCount
+    }
+}

@@ -1,0 +1,149 @@
+// Every standard workload, tiny, on Strata alone: the benchmark code (drivers, checks, JSON
+// lines) runs with the test suite and cannot rot. The figures themselves mean nothing here.
+import Foundation
+import Synchronization
+import Testing
+import StrataBenchmarkKit
+
+@Suite("BenchmarkSmoke")
+struct BenchmarkSmokeTests {
+    static func tinySettings() -> BenchmarkSettings {
+        var settings = BenchmarkSettings(keyCount: 2000)
+        settings.batchSize = 250
+        settings.syncCommits = 40
+        settings.commitsPerThread = 5
+        return settings
+    }
+
+    @Test func everyWorkloadRunsVerifiedOnStrata() async throws {
+        try await TestEnvironment.withTemporaryDirectory("bench-smoke") { directory in
+            let settings = Self.tinySettings()
+            let runner = BenchmarkRunner(settings: settings, directory: directory)
+            let results = try runner.run(StrataEngine(), workloads: Workload.allCases)
+
+            #expect(results.map(\.workload) == Workload.allCases)
+            for result in results {
+                #expect(result.engine == "strata")
+                #expect(result.seconds > 0, "\(result.workload): no time measured")
+                #expect(!result.verification.isEmpty, "\(result.workload): nothing checked")
+                let expectedOps = switch result.workload {
+                case .fillsync: settings.syncCommits
+                case .syncconc8: settings.concurrentThreads * settings.commitsPerThread
+                default: settings.keyCount
+                }
+                #expect(result.ops == expectedOps, "\(result.workload)")
+
+                // The JSON line: the page's five fields, in its order, and it reads back.
+                let line = result.jsonLine
+                #expect(line.hasPrefix("{\"engine\":\"strata\",\"workload\":\"\(result.workload.rawValue)\",\"ops\":\(result.ops),\"seconds\":"))
+                #expect(line.contains(",\"ops_per_s\":"))
+                #expect(!line.contains("\n"))
+                let parsed = try BenchmarkResult(jsonLine: line)
+                #expect(parsed.engine == result.engine && parsed.workload == result.workload && parsed.ops == result.ops)
+                #expect(abs(parsed.seconds - result.seconds) < 1e-6)
+            }
+            // Strata has no compaction yet: overwrite says so.
+            let overwrite = try #require(results.last)
+            #expect(overwrite.note?.contains("no compaction") == true)
+            // Nothing left behind.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        }
+    }
+
+    @Test func readsAloneMakeTheirOwnStore() async throws {
+        try await TestEnvironment.withTemporaryDirectory("bench-smoke-reads") { directory in
+            let runner = BenchmarkRunner(settings: Self.tinySettings(), directory: directory)
+            let results = try runner.run(StrataEngine(), workloads: [.readseq, .readrandom])
+            #expect(results.map(\.workload) == [.readrandom, .readseq])
+        }
+    }
+
+    @Test func aWrongAnswerFailsTheRun() async throws {
+        try await TestEnvironment.withTemporaryDirectory("bench-smoke-wrong") { directory in
+            let runner = BenchmarkRunner(settings: Self.tinySettings(), directory: directory)
+            #expect {
+                _ = try runner.run(ForgetfulEngine(), workloads: [.fillseq])
+            } throws: { error in
+                guard let failure = error as? BenchmarkCheckFailure else { return false }
+                return failure.engine == "forgetful" && failure.workload == .fillseq
+            }
+            #expect {
+                _ = try runner.run(ForgetfulEngine(), workloads: [.readrandom])
+            } throws: { error in
+                (error as? BenchmarkCheckFailure)?.workload == .fillrandom
+            }
+        }
+    }
+
+    @Test func dataRules() throws {
+        #expect(BenchmarkKey.make(42) == Array("0000000000000042".utf8))
+        #expect(BenchmarkKey.make(9_999_999_999_999_999) == Array("9999999999999999".utf8))
+        #expect(BenchmarkKey.index(of: BenchmarkKey.make(123_456)) == 123_456)
+        #expect(BenchmarkKey.make(9).lexicographicallyPrecedes(BenchmarkKey.make(10)))
+
+        var values = BenchmarkValues(seed: 7)
+        let first = values.next()
+        let second = values.next()
+        #expect(first.count == 100 && second.count == 100 && first != second)
+        var again = BenchmarkValues(seed: 7)
+        #expect(again.next() == first)
+        #expect(Set(first).count > 50, "values should look random")
+
+        let permutation = BenchmarkRandom.permutation(count: 1000, seed: 3)
+        #expect(permutation.sorted() == Array(0..<1000))
+        #expect(permutation != Array(0..<1000))
+        #expect(permutation == BenchmarkRandom.permutation(count: 1000, seed: 3))
+
+        #expect(try Workload.parseList("overwrite, fillseq") == [.fillseq, .overwrite])
+        #expect(try Workload.parseList("") == Workload.allCases)
+        #expect(throws: BenchmarkUsageError.self) { try Workload.parseList("fillsequential") }
+    }
+
+    @Test func jsonLineEscapesTheNote() throws {
+        let result = BenchmarkResult(engine: "strata", workload: .fillseq, ops: 1_000_000, seconds: 0.91,
+                                     note: "a \"quoted\" note", verification: "checked")
+        #expect(result.jsonLine == #"{"engine":"strata","workload":"fillseq","ops":1000000,"seconds":0.91,"ops_per_s":1098901,"note":"a \"quoted\" note"}"#)
+        #expect(try BenchmarkResult(jsonLine: result.jsonLine).note == "a \"quoted\" note")
+    }
+}
+
+/// An in-memory engine that loses every 100th put: the checks must catch it.
+private struct ForgetfulEngine: BenchmarkEngine {
+    var name: String { "forgetful" }
+    var displayName: String { "Forgetful" }
+    func configuration(for durability: BenchmarkDurability) -> String { "in memory, loses puts" }
+    var compaction: CompactionSupport { .notApplicable("in memory") }
+
+    func open(directory: String, durability: BenchmarkDurability) throws -> any BenchmarkStore {
+        ForgetfulStore()
+    }
+
+    final class ForgetfulStore: BenchmarkStore {
+        let entries = Mutex<(map: [[UInt8]: Int], puts: Int)>(([:], 0))
+
+        func write(_ pairs: [KeyValue]) throws {
+            entries.withLock { state in
+                for pair in pairs {
+                    state.puts += 1
+                    if state.puts % 100 != 0 { state.map[pair.key] = pair.value.count }
+                }
+            }
+        }
+
+        func sync() throws {}
+        func close() throws {}
+        func makeReader() throws -> any BenchmarkReader { Reader(store: self) }
+
+        final class Reader: BenchmarkReader {
+            let store: ForgetfulStore
+            init(store: ForgetfulStore) { self.store = store }
+            func valueLength(_ key: [UInt8]) throws -> Int? { store.entries.withLock { $0.map[key] } }
+            func scanAll(expectedValueLength: Int) throws -> ScanTally {
+                store.entries.withLock { state in
+                    ScanTally(entries: state.map.count, wrongValueLengths: state.map.values.filter { $0 != expectedValueLength }.count)
+                }
+            }
+            func close() {}
+        }
+    }
+}
