@@ -19,8 +19,6 @@ struct ReplayBuffer {
     private var bytes: [UInt8] = []
     private var operations: [Operation] = []
 
-    var count: Int { operations.count }
-
     mutating func add(key: UnsafeRawBufferPointer, sequence: UInt64, value: UnsafeRawBufferPointer?) {
         operations.append(Operation(keyStart: bytes.count, keyCount: Int32(key.count),
                                     valueCount: value.map { Int32($0.count) } ?? -1, sequence: sequence))
