@@ -84,4 +84,25 @@ struct WriterLifecycleTests {
         try reopened.close()
         #expect(fileSystem.contents(of: "/store/wal-0000000001.log")?.count == 2 << 20)
     }
+
+    /// When the last reference to a store goes away inside one of its own transactions,
+    /// deinit runs on the writer queue; it must still close the store and release the lock.
+    @Test func storeReleasedInsideItsOwnTransactionStillCloses() throws {
+        let fileSystem = SimulatedFileSystem()
+        do {
+            let store = try Store(path: "/store", options: Self.options(fileSystem))
+            store.asyncWrite({ tx in
+                _ = store  // the queued body holds the last reference
+                try tx.put(Array("k".utf8), Array("v".utf8))
+            })
+        }
+        var reopened: Store? = nil
+        for _ in 0..<500 where reopened == nil {
+            reopened = try? Store(path: "/store", options: Self.options(fileSystem))
+            if reopened == nil { usleep(10_000) }
+        }
+        let store = try #require(reopened, "the lock was never released")
+        defer { try? store.close() }
+        #expect(try store.read { try $0.get(Array("k".utf8)) } == Array("v".utf8))
+    }
 }
