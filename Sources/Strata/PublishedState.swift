@@ -11,20 +11,37 @@ import Synchronization
 /// Taking a read view costs one uncontended lock and a retain; the writer holds the same lock
 /// only to swap two words, so readers never wait for a commit.
 final class PublishedState: Sendable {
-    private let state: Mutex<ReadView>
-
-    init(_ view: ReadView) {
-        state = Mutex(view)
+    private struct State {
+        var view: ReadView
+        /// False once the store starts closing: reads then fail with `.closed`.
+        var isOpen = true
     }
 
-    func current() -> ReadView {
-        state.withLock { $0 }
+    private let state: Mutex<State>
+
+    init(_ view: ReadView) {
+        state = Mutex(State(view: view))
+    }
+
+    /// The view a new read sees, or nil once the store is closing. One lock for both, so a
+    /// read costs a single uncontended lock.
+    func current() -> ReadView? {
+        state.withLock { $0.isOpen ? $0.view : nil }
+    }
+
+    /// The latest view, open or not (for figures that outlive a close).
+    func latest() -> ReadView {
+        state.withLock { $0.view }
     }
 
     func publish(sequence: UInt64) {
-        state.withLock { view in
-            assert(sequence >= view.sequence, "PublishedState invariant 1: sequence went backwards")
-            view = ReadView(version: view.version, sequence: sequence)
+        state.withLock { state in
+            assert(sequence >= state.view.sequence, "PublishedState invariant 1: sequence went backwards")
+            state.view = ReadView(version: state.view.version, sequence: sequence)
         }
+    }
+
+    func markClosing() {
+        state.withLock { $0.isOpen = false }
     }
 }

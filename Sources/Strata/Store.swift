@@ -70,6 +70,7 @@ public final class Store: Sendable {
             state = .closing
             return true
         }
+        if mustClose { published.markClosing() }
         guard mustClose else {
             // Another call is closing or has closed the store: wait until it is done, so
             // that after any close() returns the files and the lock are released.
@@ -104,27 +105,27 @@ public final class Store: Sendable {
     /// Runs `body` on a snapshot of the latest commit, on the calling thread. Never waits for
     /// the writer.
     public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
-        try checkOpen()
-        return try body(ReadTransaction(view: published.current()))
+        guard let view = published.current() else { throw StoreError.closed() }
+        return try body(ReadTransaction(view: view))
     }
 
     /// Runs `body` on a snapshot of the latest commit. The async form, for async contexts;
     /// it suspends nowhere, since reads never wait.
     public func read<T>(_ body: (ReadTransaction) throws -> T) async throws -> T {
-        try checkOpen()
-        return try body(ReadTransaction(view: published.current()))
+        guard let view = published.current() else { throw StoreError.closed() }
+        return try body(ReadTransaction(view: view))
     }
 
     /// A long-lived snapshot of the latest commit.
     public func snapshot() throws -> Snapshot {
-        try checkOpen()
-        return Snapshot(view: published.current(), registry: snapshots, storeIsOpen: { [weak self] in
+        guard let view = published.current() else { throw StoreError.closed() }
+        return Snapshot(view: view, registry: snapshots, storeIsOpen: { [weak self] in
             self?.isOpen ?? false
         })
     }
 
     /// The latest commit sequence readers can see.
-    public var version: UInt64 { published.current().sequence }
+    public var version: UInt64 { published.latest().sequence }
 
     // MARK: Writing
 
@@ -238,7 +239,7 @@ public final class Store: Sendable {
 
     public func stats() throws -> StoreStats {
         try checkOpen()
-        let view = published.current()
+        let view = published.latest()
         let pinned = snapshots.summary
         return StoreStats(version: view.sequence,
                           memtableEntries: view.version.memtable.count,
