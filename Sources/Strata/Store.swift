@@ -116,9 +116,12 @@ public final class Store: Sendable {
         return try body(ReadTransaction(view: view))
     }
 
-    /// A long-lived snapshot of the latest commit.
-    public func snapshot() throws -> Snapshot {
-        guard let view = published.current() else { throw StoreError.closed() }
+    /// A long-lived snapshot of the latest commit. On a closed store, the snapshot's reads
+    /// throw `.closed`.
+    public func snapshot() -> Snapshot {
+        guard let view = published.current() else {
+            return Snapshot(view: published.latest(), registry: snapshots, storeIsOpen: { false })
+        }
         return Snapshot(view: view, registry: snapshots, storeIsOpen: { [weak self] in
             self?.isOpen ?? false
         })

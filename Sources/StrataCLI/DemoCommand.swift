@@ -35,7 +35,7 @@ struct DemoCommand: ParsableCommand {
             }
             say("Wrote 400 records in 3 transactions: user:0000...user:0299, order:0000...order:0099. Version \(store.version).")
 
-            let snapshot = try store.snapshot()
+            let snapshot = store.snapshot()
             defer { snapshot.close() }
             say("Took a snapshot at version \(snapshot.version).")
 

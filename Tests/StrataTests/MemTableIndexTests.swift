@@ -18,7 +18,7 @@ struct MemTableIndexTests {
                 for i in start..<(start + 5_000) { try tx.put(Self.key(i), [1, UInt8(i % 251)]) }
             }
         }
-        let first = try store.snapshot()
+        let first = store.snapshot()
         // Second versions for the even keys, deletes for every fifth.
         try store.write(durability: .buffered) { tx in
             for i in stride(from: 0, to: count, by: 2) { try tx.put(Self.key(i), [2, UInt8(i % 251)]) }

@@ -169,7 +169,7 @@ enum IsolationThreads {
             let auditor = IsolationAuditor()
             var audits = 0
             while !shared.writerDone.load(ordering: .acquiring) {
-                let snapshot = try store.snapshot()
+                let snapshot = store.snapshot()
                 let context = "seed \(seed) audit #\(audits)"
                 let here = try isolationRead(snapshot, log: shared.log, context: context)
                 let there = try await auditor.read(snapshot, log: shared.log, context: context)
@@ -297,7 +297,7 @@ enum IsolationThreads {
             while pass < 3 || !shared.writerDone.load(ordering: .acquiring) {
                 pass += 1
                 let context = "seed \(seed) reader \(reader) pass \(pass)"
-                let snapshot = try store.snapshot()
+                let snapshot = store.snapshot()
                 if snapshot.version < lastVersion {
                     shared.log.record("\(context): snapshot version went back from \(lastVersion) to \(snapshot.version)")
                 }

@@ -575,7 +575,7 @@ private struct APITestError: Error, Equatable {
             try tx.put(apiBytes("a"), apiBytes("1"))
             try tx.put(apiBytes("c"), apiBytes("3"))
         }
-        let snapshot = try store.snapshot()
+        let snapshot = store.snapshot()
         #expect(snapshot.version == 1)
         try store.write { tx in
             try tx.put(apiBytes("a"), apiBytes("2"))
@@ -602,7 +602,7 @@ private struct APITestError: Error, Equatable {
         var stats = try store.stats()
         #expect(stats.liveSnapshots == 1)
         #expect(stats.oldestSnapshotVersion == 1)
-        let second = try store.snapshot()
+        let second = store.snapshot()
         #expect(second.version == 3)
         stats = try store.stats()
         #expect(stats.liveSnapshots == 2)
