@@ -1,4 +1,5 @@
 import Synchronization
+import StrataFormat
 
 /// A hash index over the memtable for point lookups: key -> the node of its newest version.
 /// A get probes it and then walks that key's versions, which sit newest first on the
@@ -126,11 +127,5 @@ func hashKey(_ key: UnsafeRawBufferPointer) -> UInt64 {
         shift += 8
         index += 1
     }
-    hash = (hash ^ tail) &* 0x94D0_49BB_1331_11EB
-    hash ^= hash >> 33
-    hash = hash &* 0xFF51_AFD7_ED55_8CCD
-    hash ^= hash >> 33
-    hash = hash &* 0xC4CE_B9FE_1A85_EC53
-    hash ^= hash >> 33
-    return hash
+    return avalanche64((hash ^ tail) &* 0x94D0_49BB_1331_11EB)
 }

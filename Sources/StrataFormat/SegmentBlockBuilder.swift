@@ -1,0 +1,66 @@
+// Builds the data and index blocks of a segment (docs/format/segment.md, "Blocks").
+//
+//   block   := entry* restart{count} count u32
+//   entry   := shared varint | unshared varint | valueLength varint
+//              | keySuffix[unshared] | value[valueLength]
+//   restart := u32 offset of an entry whose key is stored whole (shared = 0)
+//
+// Keys share their prefix with the previous key, which sorted keys make long; a full key
+// every `restartInterval` entries lets a reader binary-search without decoding the block.
+
+/// Accumulates sorted entries into one block. The caller adds keys in strictly ascending
+/// internal-key order (`SegmentBuilder` checks this); the builder only prefix-compresses.
+public struct SegmentBlockBuilder: Sendable {
+    public let restartInterval: Int
+    private var buffer: [UInt8] = []
+    private var restarts: [UInt32] = []
+    private var sinceRestart = 0
+    /// The key of the last entry added (empty before the first).
+    public private(set) var lastKey: [UInt8] = []
+    public private(set) var entryCount = 0
+
+    public init(restartInterval: Int = SegmentFormat.restartInterval) {
+        precondition(restartInterval >= 1, "restart interval must be at least 1")
+        self.restartInterval = restartInterval
+    }
+
+    public var isEmpty: Bool { entryCount == 0 }
+
+    /// The size `finish()` would return now.
+    public var estimatedSize: Int { buffer.count + 4 * max(restarts.count, 1) + 4 }
+
+    public mutating func add(key: [UInt8], value: [UInt8]) {
+        var shared = 0
+        if entryCount == 0 || sinceRestart == restartInterval {
+            restarts.append(UInt32(buffer.count))
+            sinceRestart = 0
+        } else {
+            let limit = min(lastKey.count, key.count)
+            while shared < limit && lastKey[shared] == key[shared] { shared += 1 }
+        }
+        buffer.appendVarint(UInt64(shared))
+        buffer.appendVarint(UInt64(key.count - shared))
+        buffer.appendVarint(UInt64(value.count))
+        buffer.append(contentsOf: key[shared...])
+        buffer.append(contentsOf: value)
+        lastKey = key
+        sinceRestart += 1
+        entryCount += 1
+    }
+
+    /// The finished block contents; the builder is empty again afterwards. An empty block
+    /// still has one restart (offset 0), so every block has the same shape.
+    public mutating func finish() -> [UInt8] {
+        var out = buffer
+        out.reserveCapacity(estimatedSize)
+        let offsets = restarts.isEmpty ? [0] : restarts
+        for offset in offsets { out.appendLittleEndian(offset) }
+        out.appendLittleEndian(UInt32(offsets.count))
+        buffer.removeAll(keepingCapacity: true)
+        restarts.removeAll(keepingCapacity: true)
+        sinceRestart = 0
+        lastKey = []
+        entryCount = 0
+        return out
+    }
+}

@@ -1,0 +1,155 @@
+// Writes a whole segment (SSTable) into memory; the caller writes the bytes to a file.
+// Layout and validity rules: docs/format/segment.md.
+//
+//   segment := dataBlock* filterBlock indexBlock footer
+//
+// Data blocks are cut at about `blockSize` bytes. The index has one entry per data block,
+// added only once the next block's first key is known, so its separator can be a short key
+// between the two blocks rather than a copy of the last key.
+
+/// Why `SegmentBuilder.add` refused an entry.
+public struct SegmentBuilderError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The entry does not sort strictly after the previous one (user key ascending, then
+        /// sequence descending).
+        case outOfOrder
+        /// The sequence does not fit in 56 bits.
+        case sequenceTooLarge
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Builds one segment from entries added in internal-key order.
+public struct SegmentBuilder: Sendable {
+    /// zlib level (0 to 9, or -1 for zlib's default) for data and index blocks; nil stores
+    /// them uncompressed.
+    public let compressionLevel: Int32?
+    public let blockSize: Int
+    private var file: [UInt8] = []
+    private var dataBlock = SegmentBlockBuilder()
+    private var indexBlock = SegmentBlockBuilder()
+    private var filter: BloomFilter.Builder
+    private var lastKey: [UInt8] = []
+    private var lastUserKey: [UInt8] = []
+    private var lastSequence: UInt64 = 0
+    /// The last data block written, waiting for the next key to pick its separator.
+    private var pendingHandle: SegmentFormat.BlockHandle?
+    public private(set) var entryCount: UInt64 = 0
+    private var smallestSequence = UInt64.max
+    private var largestSequence: UInt64 = 0
+
+    public init(compressionLevel: Int32? = nil, blockSize: Int = SegmentFormat.targetBlockSize, bloomBitsPerKey: Int = SegmentFormat.bloomBitsPerKey) {
+        precondition(blockSize >= 1, "block size must be positive")
+        self.compressionLevel = compressionLevel
+        self.blockSize = blockSize
+        self.filter = BloomFilter.Builder(bitsPerKey: bloomBitsPerKey)
+    }
+
+    /// Adds one entry. Entries must come in strictly ascending internal-key order: user key
+    /// ascending (bytewise), and for one user key, sequence descending. A tombstone's value
+    /// must be empty.
+    public mutating func add(userKey: [UInt8], sequence: UInt64, kind: SegmentFormat.EntryKind, value: [UInt8] = []) throws(SegmentBuilderError) {
+        guard sequence <= SegmentFormat.maxSequence else {
+            throw SegmentBuilderError(.sequenceTooLarge, "sequence \(sequence) does not fit in 56 bits")
+        }
+        precondition(kind == .value || value.isEmpty, "a tombstone has no value")
+        let key = SegmentFormat.internalKey(userKey: userKey, sequence: sequence, kind: kind)
+        // Two entries of one user key must differ in sequence, whatever their kinds.
+        if entryCount > 0 && (SegmentFormat.compareInternalKeys(lastKey, key) >= 0 || (userKey == lastUserKey && sequence >= lastSequence)) {
+            throw SegmentBuilderError(.outOfOrder, "entry (\(userKey.count)-byte key, sequence \(sequence)) does not sort after the previous entry")
+        }
+        if let handle = pendingHandle {
+            addIndexEntry(separator: Self.separator(lastKey, key), handle)
+            pendingHandle = nil
+        }
+        if entryCount == 0 || userKey != lastUserKey {
+            filter.add(userKey)
+            lastUserKey = userKey
+        }
+        dataBlock.add(key: key, value: value)
+        lastKey = key
+        lastSequence = sequence
+        entryCount += 1
+        smallestSequence = min(smallestSequence, sequence)
+        largestSequence = max(largestSequence, sequence)
+        if dataBlock.estimatedSize >= blockSize {
+            pendingHandle = SegmentFormat.appendBlock(dataBlock.finish(), compressionLevel: compressionLevel, to: &file)
+        }
+    }
+
+    /// Adds a value; see `add`.
+    public mutating func put(_ userKey: [UInt8], _ value: [UInt8], sequence: UInt64) throws(SegmentBuilderError) {
+        try add(userKey: userKey, sequence: sequence, kind: .value, value: value)
+    }
+
+    /// Adds a tombstone; see `add`.
+    public mutating func delete(_ userKey: [UInt8], sequence: UInt64) throws(SegmentBuilderError) {
+        try add(userKey: userKey, sequence: sequence, kind: .tombstone)
+    }
+
+    private mutating func addIndexEntry(separator: [UInt8], _ handle: SegmentFormat.BlockHandle) {
+        var value = [UInt8]()
+        handle.appendVarints(to: &value)
+        indexBlock.add(key: separator, value: value)
+    }
+
+    /// The whole segment. The builder is spent afterwards.
+    public mutating func finish() -> [UInt8] {
+        if !dataBlock.isEmpty {
+            pendingHandle = SegmentFormat.appendBlock(dataBlock.finish(), compressionLevel: compressionLevel, to: &file)
+        }
+        if let handle = pendingHandle {
+            addIndexEntry(separator: Self.successor(lastKey), handle)
+            pendingHandle = nil
+        }
+        // Filter bits are random-looking: compressing them would never save 12.5%.
+        let filterHandle = SegmentFormat.appendBlock(filter.finish().encoded(), compressionLevel: nil, to: &file)
+        let indexHandle = SegmentFormat.appendBlock(indexBlock.finish(), compressionLevel: compressionLevel, to: &file)
+        let footer = SegmentFormat.Footer(
+            indexHandle: indexHandle, filterHandle: filterHandle, entryCount: entryCount,
+            smallestSequence: entryCount == 0 ? 0 : smallestSequence, largestSequence: largestSequence)
+        file.append(contentsOf: footer.encoded())
+        let out = file
+        file = []
+        return out
+    }
+
+    /// All ones: sorts before every real entry of the same user key.
+    static let separatorTrailer: [UInt8] = Array(repeating: 0xFF, count: SegmentFormat.internalKeyTrailerSize)
+
+    /// A key k with `last <= k < next` (internal-key order), shorter than `last` when the
+    /// user keys allow: the shortest user key between the two, with the all-ones trailer.
+    static func separator(_ last: [UInt8], _ next: [UInt8]) -> [UInt8] {
+        let lastUser = last.count - SegmentFormat.internalKeyTrailerSize
+        let nextUser = next.count - SegmentFormat.internalKeyTrailerSize
+        var n = 0
+        while n < min(lastUser, nextUser) && last[n] == next[n] { n += 1 }
+        if n < min(lastUser, nextUser) && last[n] < 0xFF && last[n] + 1 < next[n] {
+            // last[0..<n] + (last[n] + 1) is > last's user key and < next's.
+            var key = Array(last[0...n])
+            key[n] += 1
+            return key + separatorTrailer
+        }
+        return last
+    }
+
+    /// A key k >= `last`, shorter when possible: the first byte that is not 0xFF, plus one.
+    static func successor(_ last: [UInt8]) -> [UInt8] {
+        let lastUser = last.count - SegmentFormat.internalKeyTrailerSize
+        for i in 0..<lastUser where last[i] != 0xFF {
+            var key = Array(last[0...i])
+            key[i] += 1
+            return key + separatorTrailer
+        }
+        return last
+    }
+}

@@ -1,0 +1,43 @@
+import Testing
+import StrataFormat
+
+struct BloomFilterTests {
+    @Test func noFalseNegativesAndFewFalsePositives() throws {
+        var builder = BloomFilter.Builder(bitsPerKey: 10)
+        let keyCount = 10_000
+        for i in 0..<keyCount { builder.add(Array("member-\(i)".utf8)) }
+        let filter = try BloomFilter(decoding: builder.finish().encoded())
+        #expect(filter.probes == 7)
+        #expect(filter.bits.count == keyCount * 10 / 8)
+        for i in 0..<keyCount { #expect(filter.mayContain(Array("member-\(i)".utf8))) }
+        var falsePositives = 0
+        let probes = 20_000
+        for i in 0..<probes where filter.mayContain(Array("stranger-\(i)".utf8)) { falsePositives += 1 }
+        let rate = Double(falsePositives) / Double(probes)
+        #expect(rate < 0.02, "false-positive rate \(rate)")
+    }
+
+    @Test func smallFiltersGetTheMinimumSize() throws {
+        var builder = BloomFilter.Builder()
+        builder.add(Array("only".utf8))
+        let encoded = builder.finish().encoded()
+        #expect(encoded.count == BloomFilter.minimumBits / 8 + 1)
+        #expect(encoded.last == 7)
+        let filter = try BloomFilter(decoding: encoded)
+        #expect(filter.mayContain(Array("only".utf8)))
+        #expect(!BloomFilter.Builder().finish().mayContain(Array("anything".utf8)))
+    }
+
+    @Test func badProbeCountIsMalformed() {
+        #expect(throws: FormatError.self) { _ = try BloomFilter(decoding: [0, 0, 0, 0, 0, 0, 0, 0, 31]) }
+        #expect(throws: FormatError.self) { _ = try BloomFilter(decoding: [0, 0, 0, 0, 0, 0, 0, 0, 0]) }
+        #expect(throws: FormatError.self) { _ = try BloomFilter(decoding: [7]) }
+    }
+
+    @Test func hashIsPinned() {
+        // Fixed by the format (docs/format/segment.md): changing the hash would make filters
+        // written earlier give false negatives.
+        #expect(BloomFilter.hash(Array("a".utf8)) == 0x82a2_a958_a9be_ce5b)
+        #expect(BloomFilter.hash(Array("b".utf8)) == 0x6e67_3288_764a_d2d0)
+    }
+}
