@@ -99,6 +99,16 @@ extension StoreError {
         }
     }
 
+    /// Any failure of the store's own machinery as a `StoreError`: file-system errors are
+    /// wrapped with what the store was doing, store errors pass through.
+    static func wrapping(_ error: any Error, while doing: String) -> StoreError {
+        switch error {
+        case let error as StoreError: return error
+        case let error as IOError: return StoreError(error, while: doing)
+        default: return StoreError(.io, "failure while \(doing): \(error)")
+        }
+    }
+
     static func closed() -> StoreError {
         StoreError(.closed, "the store is closed; open a new Store to use it again")
     }

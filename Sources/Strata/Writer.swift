@@ -247,14 +247,7 @@ final class Writer: @unchecked Sendable {
     }
 
     private func enterFailure(_ error: any Error, while doing: String) {
-        let mapped: StoreError
-        if let io = error as? IOError {
-            mapped = StoreError(io, while: doing)
-        } else if let store = error as? StoreError {
-            mapped = store
-        } else {
-            mapped = StoreError(.io, "failure while \(doing): \(error)")
-        }
+        let mapped = StoreError.wrapping(error, while: doing)
         logger.error("write failed; the store is read-only until reopened", metadata: ["error": "\(mapped)"])
         failure = mapped
     }
@@ -273,7 +266,7 @@ final class Writer: @unchecked Sendable {
                 result = failure
             }
         }
-        do { try wal.close() } catch { result = result ?? StoreError((error as? IOError) ?? IOError(code: .other, operation: "close", path: wal.directory, message: "\(error)"), while: "closing the WAL") }
+        do { try wal.close() } catch { result = result ?? StoreError.wrapping(error, while: "closing the WAL") }
         return result
     }
 }
