@@ -137,7 +137,7 @@ enum Recovery {
             let bytes = try handle.readAll()
             try handle.close()
             lastSegmentBytes = bytes
-            if isIncompleteSegment(bytes) {
+            if WALTail.isIncompleteSegment(bytes) {
                 lastSegmentBytes = nil
                 try fs.removeFile(lastPath)
                 try fs.syncDirectory(path)
@@ -217,20 +217,6 @@ enum Recovery {
         return OpenedStore(lock: lock, memtable: memtable, wal: wal, lastSequence: lastSequence, report: report)
     }
 
-    /// True for a segment whose header is not valid (and not merely from a newer version)
-    /// and which holds nothing but zeros after where the header would end.
-    static func isIncompleteSegment(_ bytes: [UInt8]) -> Bool {
-        do {
-            _ = try bytes.withUnsafeBytes { try WALFormat.SegmentHeader.decode($0) }
-            return false
-        } catch let error as FormatError {
-            if case .unsupportedVersion = error.kind { return false }
-            return isAllZero(bytes, from: WALFormat.headerSize)
-        } catch {
-            return false
-        }
-    }
-
     /// Replays one segment's records into `memtable` and returns the end of its valid data.
     /// Damage in a segment that is not the last is corruption. In the last segment, damage
     /// is a torn tail unless a later record proves the damaged bytes had been synced.
@@ -253,32 +239,13 @@ enum Recovery {
             guard isLast else {
                 throw StoreError(.corruption, "WAL segment is damaged (\(damage.reason)) in a part that was synced before the next segment began; run strata-fsck, or restore from a backup", file: path, offset: Int64(damage.offset))
             }
-            if let proof = laterRecordClaimingSynced(bytes, beyond: damage.offset) {
+            if let proof = WALTail.laterRecordClaimingSynced(bytes, beyond: damage.offset) {
                 throw StoreError(.corruption, "WAL is damaged (\(damage.reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck, or restore from a backup", file: path, offset: Int64(damage.offset))
             }
             let lastNonZero = lastNonZeroIndex(bytes) ?? damage.offset
             report.truncatedTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(damage.offset),
                                                                 discardedBytes: Int64(max(0, lastNonZero + 1 - damage.offset)))
             return damage.offset
-        }
-    }
-
-    /// Looks past damage at `offset` for a valid record whose synced-through field exceeds
-    /// `offset`; such a record proves the damaged bytes were durable before it was written.
-    static func laterRecordClaimingSynced(_ bytes: [UInt8], beyond offset: Int) -> Int? {
-        var probe = WALScanner(bytes: bytes)
-        probe.skipToNextBlock(after: offset)
-        while true {
-            switch probe.next() {
-            case .record(let payload, let recordOffset, _):
-                let header = try? payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) }
-                if let header, header.syncedThrough > UInt64(offset) { return recordOffset }
-            case .invalid(let bad, _):
-                probe.skipToNextBlock(after: max(bad, probe.position - 1))
-            case .end(let end):
-                if end >= bytes.count || probe.isZero(from: end) { return nil }
-                probe.skipToNextBlock(after: end)
-            }
         }
     }
 

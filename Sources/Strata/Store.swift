@@ -238,6 +238,23 @@ public final class Store: Sendable {
         }
     }
 
+    // MARK: Maintenance
+
+    /// Flushes the memtables and merges every segment file into the deepest level, dropping
+    /// versions no reader can see and tombstones nothing older can hold: afterwards the
+    /// directory holds each live key once. Readers and writers carry on meanwhile. Blocks
+    /// until done.
+    public func compact() throws {
+        try checkOpen()
+        throw StoreError(.invalidArgument, "compact() is not available yet")
+    }
+
+    /// Flushes and compacts as ``compact()`` does, suspending instead of blocking.
+    public func compact() async throws {
+        try checkOpen()
+        throw StoreError(.invalidArgument, "compact() is not available yet")
+    }
+
     // MARK: Figures
 
     public func stats() throws -> StoreStats {
@@ -247,9 +264,15 @@ public final class Store: Sendable {
         return StoreStats(version: view.sequence,
                           memtableEntries: view.version.memtable.count,
                           memtableBytes: view.version.memtable.approximateBytes,
+                          sealedMemtables: 0,
                           walSegments: writer.walSegments,
                           walBytes: writer.walBytes,
+                          levels: [],
                           liveSnapshots: pinned.count,
-                          oldestSnapshotVersion: pinned.oldest)
+                          oldestSnapshotVersion: pinned.oldest,
+                          pinnedVersions: [],
+                          blockCacheBytes: 0, blockCacheCapacity: 0,
+                          flushes: 0, compactions: 0,
+                          writeStalls: 0, writeStallSeconds: 0, isStalled: false)
     }
 }
