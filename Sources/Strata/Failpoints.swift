@@ -1,5 +1,5 @@
-/// Named points in the write path. A test installs a handler that runs on the writer thread
-/// at each point; it can block (to freeze the writer, as a suspended app is frozen) or throw
+/// Named points in the write path. A test installs a handler that runs at each point, on the
+/// writer thread or (for flush and compaction) the maintenance queue; it can block (to freeze the writer, as a suspended app is frozen) or throw
 /// (the writer then behaves as if the file system failed there).
 @_spi(Testing)
 public struct Failpoints: Sendable {
@@ -12,6 +12,14 @@ public struct Failpoints: Sendable {
         case beforePublish
         /// The writer is about to create the next WAL segment.
         case beforeSegmentRoll
+        /// A sealed memtable is about to be written to a segment file.
+        case beforeFlush
+        /// A compaction is about to merge its input files.
+        case beforeCompaction
+        /// New segment files are written and synced; the manifest edit naming them is not.
+        case beforeManifestEdit
+        /// A new manifest is about to be written and renamed into place.
+        case beforeManifestInstall
     }
 
     public var handler: @Sendable (Point) throws -> Void

@@ -67,6 +67,16 @@ final class MemTable: @unchecked Sendable {
             .map { Unmanaged<MemTableHashIndex>.fromOpaque($0).takeUnretainedValue() }
     }
 
+    /// Visits every version in the table, in (key ascending, sequence descending) order,
+    /// whatever its sequence: a flush writes them all.
+    func forEachNode(_ body: (Node) throws -> Void) rethrows {
+        var node = head.next(0)
+        while let current = node {
+            try body(current)
+            node = current.next(0)
+        }
+    }
+
     /// Number of versions (puts and tombstones) inserted.
     var count: Int { entryCount.load(ordering: .relaxed) }
 

@@ -41,6 +41,15 @@ final class PublishedState: Sendable {
         }
     }
 
+    /// Swaps in a new Version built from the current one, keeping the sequence: the new
+    /// version holds the same data, arranged differently (a sealed memtable, a flush or a
+    /// compaction installed).
+    func replaceVersion(_ transform: (Version) -> Version) {
+        state.withLock { state in
+            state.view = ReadView(version: transform(state.view.version), sequence: state.view.sequence)
+        }
+    }
+
     func markClosing() {
         state.withLock { $0.isOpen = false }
     }

@@ -2,6 +2,7 @@
 /// ``Snapshot/read(_:)``; do not keep it after the closure returns.
 public struct ReadTransaction: ReadableTransaction {
     let view: ReadView
+    let errors = ReadErrors()
 
     init(view: ReadView) {
         self.view = view
@@ -9,18 +10,23 @@ public struct ReadTransaction: ReadableTransaction {
 
     public var version: UInt64 { view.sequence }
 
+    /// Runs `body`, then throws the first error a scan met while being iterated, if any: a
+    /// scan whose file could not be read ends early, and its result must not be trusted.
+    func run<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        let result = try body(self)
+        try errors.check()
+        return result
+    }
+
     public func get(_ key: [UInt8]) throws -> [UInt8]? {
         try KeyValidation.checkKey(key)
-        switch key.withUnsafeBytes({ view.version.memtable.get($0, at: view.sequence) }) {
-        case .value(let value): return value
-        case .deleted, .absent: return nil
-        }
+        return try view.version.get(key, at: view.sequence)
     }
 
     public func scan(from: [UInt8], to: [UInt8]?, reverse: Bool) throws -> Scan {
         try KeyValidation.checkBound(from)
         if let to { try KeyValidation.checkBound(to) }
-        return Scan(table: view.version.memtable, sequence: view.sequence, lower: from, upper: to, reverse: reverse, overlay: [])
+        return Scan(version: view.version, sequence: view.sequence, lower: from, upper: to, reverse: reverse, overlay: [], errors: errors)
     }
 }
 

@@ -11,6 +11,10 @@ struct OpenedStore {
     let wal: WALWriter
     let lastSequence: UInt64
     let report: RecoveryReport
+    let manifest: ManifestWriter
+    let persisted: Maintenance.PersistedState
+    let levels: [[SegmentTable]]
+    let cache: BlockCache
 }
 
 enum Recovery {
@@ -124,8 +128,31 @@ enum Recovery {
         let names = Set(try fs.listDirectory(path))
         try checkIdentity(path: path, names: names, fs: fs)
 
-        var segments = names.compactMap(WALWriter.segmentNumber(fromName:)).sorted()
         var report = RecoveryReport()
+        let cache = BlockCache(capacity: options.blockCacheBytes)
+        var loaded = try ManifestLoader.load(directory: path, names: names, fileSystem: fs, report: &report)
+        let levels = try loaded.openLevels(directory: path, fileSystem: fs, cache: cache)
+        report.segmentFiles = loaded.segments.count
+
+        // Files nothing references: WAL segments a flush covered, segment files of a flush or
+        // compaction that never reached the manifest, and manifest leftovers.
+        for name in names.sorted() {
+            let walNumber = WALWriter.segmentNumber(fromName: name)
+            let obsoleteWAL = walNumber.map { $0 < loaded.state.logNumber } ?? false
+            let strayFile = ManifestFormat.number(fromSegmentName: name).map { loaded.segments[$0] == nil } ?? false
+            let strayManifest = ManifestFormat.number(fromTemporaryName: name) != nil
+                || (ManifestFormat.number(fromManifestName: name).map { $0 != loaded.currentManifest } ?? false)
+            if obsoleteWAL || strayFile || strayManifest {
+                try fs.removeFile(fs.path(path, name))
+                report.removedUnreferencedFiles.append(name)
+            }
+        }
+        if !report.removedUnreferencedFiles.isEmpty {
+            try fs.syncDirectory(path)
+            logger.info("removed files no manifest references", metadata: ["files": "\(report.removedUnreferencedFiles)"])
+        }
+
+        var segments = names.compactMap(WALWriter.segmentNumber(fromName:)).filter { $0 >= loaded.state.logNumber }.sorted()
 
         // A last segment whose header never reached the disk, with nothing after it, is a
         // segment creation that a crash interrupted: remove it (WALWriter invariant 3).
@@ -148,7 +175,7 @@ enum Recovery {
         }
 
         var replayed = ReplayBuffer()
-        var lastSequence: UInt64 = 0
+        var lastSequence: UInt64 = loaded.state.lastSequence
         var olderBytes = 0
         var writerHandle: (any FileHandle)? = nil
         var writerOffset = WALFormat.headerSize
@@ -205,7 +232,8 @@ enum Recovery {
             handle = writerHandle
             number = last
         } else {
-            number = (segments.last ?? 0) + 1
+            // Never below the manifest's log number: that WAL segment may have been retired.
+            number = max((segments.last ?? 0) + 1, loaded.state.logNumber)
             handle = try WALWriter.createSegment(fileSystem: fs, directory: path, number: number)
             writerOffset = WALFormat.headerSize
             writerFileSize = WALWriter.preallocationTarget(for: writerOffset)
@@ -214,7 +242,14 @@ enum Recovery {
                             segmentNumber: number, offset: writerOffset, fileSize: writerFileSize, olderSegmentsBytes: olderBytes,
                             segmentCount: max(segments.count, 1))
         report.lastSequence = lastSequence
-        return OpenedStore(lock: lock, memtable: memtable, wal: wal, lastSequence: lastSequence, report: report)
+
+        // A fresh manifest every open: it holds no torn tail, and a manifest an earlier
+        // process failed to append to is never appended to again.
+        let manifestNumber = loaded.state.nextFileNumber
+        loaded.state.nextFileNumber += 1
+        let manifest = try ManifestWriter.install(number: manifestNumber, snapshot: loaded.snapshot(), fileSystem: fs, directory: path)
+        return OpenedStore(lock: lock, memtable: memtable, wal: wal, lastSequence: lastSequence, report: report,
+                           manifest: manifest, persisted: loaded.state, levels: levels, cache: cache)
     }
 
     /// Replays one segment's records into `memtable` and returns the end of its valid data.

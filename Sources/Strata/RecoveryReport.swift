@@ -21,6 +21,14 @@ public struct RecoveryReport: Sendable, Equatable {
     /// WAL segment files removed because their creation never completed (no header made it
     /// to disk, and nothing follows it).
     public var removedIncompleteSegments: [String] = []
+    /// Segment files listed in the manifest when the store opened.
+    public var segmentFiles = 0
+    /// Files no manifest references (left by a flush or compaction a crash interrupted, or
+    /// WAL segments a flush had covered), removed when the store opened.
+    public var removedUnreferencedFiles: [String] = []
+    /// Where the manifest's last record was torn (an edit interrupted before it was
+    /// acknowledged, so nothing depended on it), if it was; the edit was discarded.
+    public var discardedManifestTail: TruncatedTail? = nil
 
     public init() {}
 }

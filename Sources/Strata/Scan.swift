@@ -2,70 +2,70 @@
 /// them when the scan was made. Iterating is lazy: entries are read as you go, so a scan can
 /// be stopped early at no cost. Iterate it inside the transaction's closure.
 public struct Scan: Sequence {
-    let table: MemTable
+    let version: Version
     let sequence: UInt64
     let lower: [UInt8]
     let upper: [UInt8]?
     let reverse: Bool
     /// A write transaction's own uncommitted writes inside the range, sorted in scan order;
-    /// they shadow the table.
+    /// they shadow the store's data.
     let overlay: [VersionedEntry]
+    /// Where a read error met while iterating goes: `Sequence` iteration cannot throw, so the
+    /// iteration ends and the transaction's closure throws the error when it returns.
+    let errors: ReadErrors
+
+    /// True when the memtable alone holds everything the scan can see: it is then walked
+    /// directly, without a merge.
+    private var isMemtableOnly: Bool {
+        overlay.isEmpty && version.sealed.isEmpty && version.levels.allSatisfy(\.isEmpty)
+    }
+
+    func makeMerge() -> MergingCursor {
+        var sources: [any MergeSource] = []
+        if !overlay.isEmpty { sources.append(OverlaySource(entries: overlay)) }
+        for table in [version.memtable] + version.sealed {
+            sources.append(MemorySource(table: table, sequence: sequence, lower: lower, upper: upper, reverse: reverse))
+        }
+        for file in version.levels[0] {
+            sources.append(FileSource(files: [file], sequence: sequence, lower: lower, upper: upper, reverse: reverse))
+        }
+        for level in version.levels.dropFirst() where !level.isEmpty {
+            sources.append(FileSource(files: level, sequence: sequence, lower: lower, upper: upper, reverse: reverse))
+        }
+        return MergingCursor(sources: sources, reverse: reverse)
+    }
 
     public struct Iterator: IteratorProtocol {
-        private var cursor: MemTable.Cursor
-        private let overlay: [VersionedEntry]
-        private var overlayIndex = 0
-        private var pending: VersionedEntry?
-        private var pendingLoaded = false
-        private let reverse: Bool
+        private var cursor: MemTable.Cursor?
+        private let merge: MergingCursor?
+        private let errors: ReadErrors
 
         init(_ scan: Scan) {
-            cursor = MemTable.Cursor(table: scan.table, sequence: scan.sequence, lower: scan.lower, upper: scan.upper, reverse: scan.reverse)
-            overlay = scan.overlay
-            reverse = scan.reverse
+            errors = scan.errors
+            if scan.isMemtableOnly {
+                cursor = MemTable.Cursor(table: scan.version.memtable, sequence: scan.sequence, lower: scan.lower, upper: scan.upper, reverse: scan.reverse)
+                merge = nil
+            } else {
+                cursor = nil
+                merge = scan.makeMerge()
+            }
         }
 
         public mutating func next() -> Entry? {
-            if overlay.isEmpty {
-                // Read transactions have no writes of their own to merge in; tombstones are
-                // skipped without copying anything.
-                while let node = cursor.nextNode() {
+            if cursor != nil {
+                // Tombstones are skipped without copying anything.
+                while let node = cursor!.nextNode() {
                     if !node.isTombstone { return Entry(key: copyBytes(node.key), value: copyBytes(node.value)) }
                 }
                 return nil
             }
-            while true {
-                if !pendingLoaded {
-                    pending = cursor.next()
-                    pendingLoaded = true
-                }
-                let fromOverlay = overlayIndex < overlay.count ? overlay[overlayIndex] : nil
-                let chosen: VersionedEntry
-                switch (pending, fromOverlay) {
-                case (nil, nil):
-                    return nil
-                case (let base?, nil):
-                    chosen = base
-                    pendingLoaded = false
-                case (nil, let own?):
-                    chosen = own
-                    overlayIndex += 1
-                case (let base?, let own?):
-                    let order = base.key.withUnsafeBytes { b in own.key.withUnsafeBytes { compareKeys(b, $0) } }
-                    let baseFirst = reverse ? order > 0 : order < 0
-                    if order == 0 {
-                        chosen = own  // the transaction's own write shadows the committed one
-                        overlayIndex += 1
-                        pendingLoaded = false
-                    } else if baseFirst {
-                        chosen = base
-                        pendingLoaded = false
-                    } else {
-                        chosen = own
-                        overlayIndex += 1
-                    }
-                }
-                if let value = chosen.value { return Entry(key: chosen.key, value: value) }
+            guard let merge else { return nil }
+            do {
+                guard try merge.next() else { return nil }
+                return Entry(key: copyBytes(merge.key), value: copyBytes(merge.value))
+            } catch {
+                errors.record(error)
+                return nil
             }
         }
     }
@@ -75,24 +75,42 @@ public struct Scan: Sequence {
     /// The number of entries, found by iterating the scan.
     public var count: Int {
         var n = 0
-        forEachBorrowed { _, _ in n += 1; return true }
+        do {
+            try forEachBorrowed { _, _ in n += 1; return true }
+        } catch {
+            errors.record(error)
+        }
         return n
     }
 
     /// Visits each entry with its key and value borrowed from the store's memory, copying
     /// nothing; `body` returns false to stop. The buffers are valid only during the call.
-    func forEachBorrowed(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) rethrows {
-        if overlay.isEmpty {
-            var cursor = MemTable.Cursor(table: table, sequence: sequence, lower: lower, upper: upper, reverse: reverse)
+    func forEachBorrowed(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        if isMemtableOnly {
+            var cursor = MemTable.Cursor(table: version.memtable, sequence: sequence, lower: lower, upper: upper, reverse: reverse)
             while let node = cursor.nextNode() {
                 if !node.isTombstone, try !body(node.key, node.value) { return }
             }
             return
         }
-        for entry in self {
-            let proceed = try entry.key.withUnsafeBytes { key in try entry.value.withUnsafeBytes { try body(key, $0) } }
-            if !proceed { return }
+        let merge = makeMerge()
+        while try merge.next() {
+            if try !body(merge.key, merge.value) { return }
         }
+    }
+}
+
+/// The first error a transaction's scans met while being iterated (see `Scan.errors`). A
+/// transaction and its scans stay on one thread.
+final class ReadErrors {
+    private(set) var first: (any Error)? = nil
+
+    func record(_ error: any Error) {
+        if first == nil { first = StoreError.wrapping(error, while: "reading a scan") }
+    }
+
+    func check() throws {
+        if let first { throw first }
     }
 }
 

@@ -30,7 +30,7 @@ public final class Snapshot: Sendable {
             throw StoreError(.closed, "the snapshot was closed; take a new one with store.snapshot()")
         }
         guard storeIsOpen() else { throw StoreError.closed() }
-        return try body(ReadTransaction(view: current))
+        return try ReadTransaction(view: current).run(body)
     }
 
     /// Releases what the snapshot pins. Idempotent; later reads throw `.closed`.
@@ -55,6 +55,11 @@ final class SnapshotRegistry: Sendable {
         pinned.withLock { counts in
             if let n = counts[version], n > 1 { counts[version] = n - 1 } else { counts[version] = nil }
         }
+    }
+
+    /// Each pinned version with its snapshot count, oldest first.
+    var pinnedVersions: [(version: UInt64, count: Int)] {
+        pinned.withLock { counts in counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
     }
 
     var summary: (count: Int, oldest: UInt64?) {

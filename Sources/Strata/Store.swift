@@ -22,6 +22,8 @@ public final class Store: Sendable {
 
     private let options: StoreOptions
     private let writer: Writer
+    private let maintenance: Maintenance
+    private let cache: BlockCache
     private let lock: any FileLock
     private let published: PublishedState
     private let snapshots = SnapshotRegistry()
@@ -49,10 +51,18 @@ public final class Store: Sendable {
         self.options = options
         self.recovery = opened.report
         self.lock = opened.lock
-        let published = PublishedState(ReadView(version: Version(memtable: opened.memtable), sequence: opened.lastSequence))
+        let published = PublishedState(ReadView(version: Version(memtable: opened.memtable, levels: opened.levels), sequence: opened.lastSequence))
         self.published = published
+        self.cache = opened.cache
+        let snapshots = self.snapshots
+        let maintenance = Maintenance(directory: path, options: options, published: published, cache: opened.cache,
+                                      manifest: opened.manifest, state: opened.persisted, levels: opened.levels,
+                                      oldestPinned: { snapshots.summary.oldest })
+        self.maintenance = maintenance
         self.writer = Writer(memtable: opened.memtable, lastSequence: opened.lastSequence, wal: opened.wal,
-                             published: published, options: options)
+                             published: published, maintenance: maintenance, options: options)
+        // Files left over from before the open may already call for a compaction.
+        maintenance.schedule()
     }
 
     deinit {
@@ -85,6 +95,7 @@ public final class Store: Sendable {
             done.signal()
         }))
         if queued { done.wait() }
+        maintenance.shutdown()
         try? lock.unlock()
         let error = outcome.withLock { $0 }
         state.withLock { $0 = .closed }
@@ -106,14 +117,14 @@ public final class Store: Sendable {
     /// the writer.
     public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
         guard let view = published.current() else { throw StoreError.closed() }
-        return try body(ReadTransaction(view: view))
+        return try ReadTransaction(view: view).run(body)
     }
 
     /// Runs `body` on a snapshot of the latest commit. The async form, for async contexts;
     /// it suspends nowhere, since reads never wait.
     public func read<T>(_ body: (ReadTransaction) throws -> T) async throws -> T {
         guard let view = published.current() else { throw StoreError.closed() }
-        return try body(ReadTransaction(view: view))
+        return try ReadTransaction(view: view).run(body)
     }
 
     /// A long-lived snapshot of the latest commit. On a closed store, the snapshot's reads
@@ -246,13 +257,36 @@ public final class Store: Sendable {
     /// until done.
     public func compact() throws {
         try checkOpen()
-        throw StoreError(.invalidArgument, "compact() is not available yet")
+        if writer.isCurrentThreadWriter {
+            throw StoreError(.invalidArgument, "compact() was called from inside a write transaction and would wait for itself; call it after the write returns")
+        }
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<(any Error)?>(nil)
+        guard writer.submit(.seal({ error in outcome.withLock { $0 = error }; done.signal() })) else {
+            throw StoreError.closed()
+        }
+        done.wait()
+        if let error = outcome.withLock({ $0 }) { throw error }
+        try maintenance.compactAll()
     }
 
     /// Flushes and compacts as ``compact()`` does, suspending instead of blocking.
     public func compact() async throws {
         try checkOpen()
-        throw StoreError(.invalidArgument, "compact() is not available yet")
+        let maintenance = self.maintenance
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let queued = writer.submit(.seal({ error in
+                if let error {
+                    continuation.resume(throwing: error)
+                    return
+                }
+                // Off the writer queue: the compaction must not hold up writes.
+                maintenance.queue.async {
+                    continuation.resume(with: Result { try maintenance.compactAllOnQueue() })
+                }
+            }))
+            if !queued { continuation.resume(throwing: StoreError.closed()) }
+        }
     }
 
     // MARK: Figures
@@ -261,18 +295,26 @@ public final class Store: Sendable {
         try checkOpen()
         let view = published.latest()
         let pinned = snapshots.summary
+        let version = view.version
+        let levels = version.levels.enumerated().map { level, files in
+            StoreStats.LevelStats(level: level, files: files.count, bytes: files.reduce(0) { $0 + Int($1.meta.fileSize) },
+                                  entries: files.reduce(0) { $0 + Int($1.meta.entryCount) })
+        }
         return StoreStats(version: view.sequence,
-                          memtableEntries: view.version.memtable.count,
-                          memtableBytes: view.version.memtable.approximateBytes,
-                          sealedMemtables: 0,
-                          walSegments: writer.walSegments,
-                          walBytes: writer.walBytes,
-                          levels: [],
+                          memtableEntries: version.memtableEntries,
+                          memtableBytes: version.memtableBytes,
+                          sealedMemtables: version.sealed.count,
+                          walSegments: max(1, writer.walSegments - maintenance.retiredWALSegments.load(ordering: .relaxed)),
+                          walBytes: max(0, writer.walBytes - maintenance.retiredWALBytes.load(ordering: .relaxed)),
+                          levels: levels,
                           liveSnapshots: pinned.count,
                           oldestSnapshotVersion: pinned.oldest,
-                          pinnedVersions: [],
-                          blockCacheBytes: 0, blockCacheCapacity: 0,
-                          flushes: 0, compactions: 0,
-                          writeStalls: 0, writeStallSeconds: 0, isStalled: false)
+                          pinnedVersions: snapshots.pinnedVersions.map { StoreStats.PinnedVersion(version: $0.version, snapshots: $0.count) },
+                          blockCacheBytes: cache.bytes, blockCacheCapacity: cache.capacity,
+                          flushes: maintenance.flushCount.load(ordering: .relaxed),
+                          compactions: maintenance.compactionCount.load(ordering: .relaxed),
+                          writeStalls: writer.stallCount.load(ordering: .relaxed),
+                          writeStallSeconds: Double(writer.stallMicroseconds.load(ordering: .relaxed)) / 1e6,
+                          isStalled: writer.isStalled.load(ordering: .relaxed))
     }
 }

@@ -13,7 +13,8 @@ public final class WriteTransaction: ReadableTransaction {
         var write: PendingWrite
     }
 
-    private let table: MemTable
+    private let head: Version
+    let errors = ReadErrors()
     /// The head sequence: the last commit the writer has run, durable or not yet.
     public let version: UInt64
     /// Each written key once, in the order first written, so a commit encodes
@@ -26,8 +27,8 @@ public final class WriteTransaction: ReadableTransaction {
     private(set) var byteCount = 0
     private var ended = false
 
-    init(table: MemTable, version: UInt64) {
-        self.table = table
+    init(head: Version, version: UInt64) {
+        self.head = head
         self.version = version
     }
 
@@ -51,10 +52,7 @@ public final class WriteTransaction: ReadableTransaction {
             if case .put(let value) = entries[position].write { return value }
             return nil
         }
-        switch key.withUnsafeBytes({ table.get($0, at: version) }) {
-        case .value(let value): return value
-        case .deleted, .absent: return nil
-        }
+        return try head.get(key, at: version)
     }
 
     public func scan(from: [UInt8], to: [UInt8]?, reverse: Bool) throws -> Scan {
@@ -69,7 +67,7 @@ public final class WriteTransaction: ReadableTransaction {
             }
         }
         overlay.sort { reverse ? $1.key.lexicographicallyPrecedes($0.key) : $0.key.lexicographicallyPrecedes($1.key) }
-        return Scan(table: table, sequence: version, lower: from, upper: to, reverse: reverse, overlay: overlay)
+        return Scan(version: head, sequence: version, lower: from, upper: to, reverse: reverse, overlay: overlay, errors: errors)
     }
 
     // MARK: Writing

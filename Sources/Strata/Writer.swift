@@ -48,6 +48,9 @@ final class Writer: @unchecked Sendable {
     enum Request: Sendable {
         case transaction(TransactionRequest)
         case sync(Completion)
+        /// Seal the active memtable (if it holds anything) after the round, so a flush can
+        /// take it: the first step of `compact()`.
+        case seal(Completion)
         case close(Completion)
     }
 
@@ -68,16 +71,26 @@ final class Writer: @unchecked Sendable {
     private let walBytesCounter = Atomic<Int>(0)
     private let walSegmentsCounter = Atomic<Int>(0)
 
+    let maintenance: Maintenance
+    private let memtableBudget: Int
+    private let memtableHardLimit: Int
+    let stallCount = Atomic<Int>(0)
+    let stallMicroseconds = Atomic<Int>(0)
+    let isStalled = Atomic<Bool>(false)
+
     // Writer-confined (invariant 1).
-    private let memtable: MemTable
+    private var memtable: MemTable
     private var lastAssigned: UInt64
     private var failure: StoreError? = nil
     private let wal: WALWriter
     private var walBuffer: [UInt8] = []
     private var round: [(request: Request, error: (any Error)?)] = []
 
-    init(memtable: MemTable, lastSequence: UInt64, wal: WALWriter, published: PublishedState, options: StoreOptions) {
+    init(memtable: MemTable, lastSequence: UInt64, wal: WALWriter, published: PublishedState, maintenance: Maintenance, options: StoreOptions) {
         self.memtable = memtable
+        self.maintenance = maintenance
+        self.memtableBudget = max(options.memtableBytes, 64 << 10)
+        self.memtableHardLimit = max(options.memtableHardLimitBytes ?? 4 * memtableBudget, 2 * memtableBudget)
         self.lastAssigned = lastSequence
         self.wal = wal
         self.published = published
@@ -139,6 +152,7 @@ final class Writer: @unchecked Sendable {
         walBuffer.removeAll(keepingCapacity: true)
         var needsSync = false
         var closeCompletion: Completion? = nil
+        var sealCompletions: [Completion] = []
 
         // Every request's outcome, failures included, is delivered in arrival order at the
         // end of the round: a failure never overtakes an earlier commit.
@@ -157,6 +171,8 @@ final class Writer: @unchecked Sendable {
                 }
                 needsSync = true
                 round.append((request, nil))
+            case .seal(let completion):
+                sealCompletions.append(completion)
             case .close(let completion):
                 closeCompletion = completion
             }
@@ -183,10 +199,20 @@ final class Writer: @unchecked Sendable {
             switch request {
             case .transaction(let transaction): transaction.complete(outcome)
             case .sync(let completion): completion(outcome)
-            case .close: break
+            case .seal, .close: break
             }
         }
         round.removeAll(keepingCapacity: true)
+
+        if !sealCompletions.isEmpty {
+            // After the round, so the sealed table holds exactly the records of the WAL
+            // segments before the roll.
+            var outcome: (any Error)? = failure.map(readOnlyError)
+            if outcome == nil && memtable.count > 0 {
+                do { try seal() } catch { outcome = error }
+            }
+            for completion in sealCompletions { completion(outcome) }
+        }
 
         if let closeCompletion {
             closeCompletion(finishClosing())
@@ -194,9 +220,10 @@ final class Writer: @unchecked Sendable {
     }
 
     private func runTransaction(_ request: TransactionRequest, needsSync: inout Bool) {
-        let transaction = WriteTransaction(table: memtable, version: lastAssigned)
+        let transaction = WriteTransaction(head: published.latest().version, version: lastAssigned)
         do {
             try request.run(transaction)
+            try transaction.errors.check()
             transaction.end()
         } catch {
             // The body threw: nothing of it is applied, and its error goes back unchanged.
@@ -209,6 +236,16 @@ final class Writer: @unchecked Sendable {
             // with the group.
             round.append((.transaction(request), nil))
             return
+        }
+        // A full memtable is sealed before the round's first record, so the WAL segments
+        // before the roll hold exactly the sealed table's records.
+        if walBuffer.isEmpty && memtable.approximateBytes >= memtableBudget {
+            do {
+                try seal()
+            } catch {
+                round.append((.transaction(request), error))
+                return
+            }
         }
         // The segment rolls before the round's first record, never for a round that writes
         // nothing (a sync or a close must not create a segment).
@@ -244,6 +281,53 @@ final class Writer: @unchecked Sendable {
         lastAssigned = sequence
         if request.durability == .synced { needsSync = true }
         round.append((.transaction(request), nil))
+    }
+
+    /// Seals the active memtable: a new WAL segment, a new empty memtable, the old one handed
+    /// to maintenance for its flush. Waits first if the memtables are at their hard limit.
+    /// Throws without sealing when that wait fails; enters failure if the roll fails.
+    private func seal() throws {
+        try waitForRoom()
+        do {
+            try failpoints?.handler(.beforeSegmentRoll)
+            try wal.roll()
+        } catch {
+            enterFailure(error, while: "starting a new WAL segment for a new memtable")
+            throw failure!
+        }
+        let sealed = SealedMemTable(table: memtable, lastSequence: lastAssigned, nextLogNumber: wal.segmentNumber)
+        let fresh = MemTable()
+        memtable = fresh
+        published.replaceVersion { version in
+            version.replacing(memtable: fresh, sealed: [sealed.table] + version.sealed)
+        }
+        maintenance.enqueueFlush(sealed)
+    }
+
+    /// Back-pressure: while the memtables hold more than the hard limit, wait for a flush.
+    /// A flush that failed is retried once; if it fails again, the write fails with its error
+    /// (a full disk, say) instead of waiting for ever.
+    private func waitForRoom() throws {
+        guard published.latest().version.memtableBytes >= memtableHardLimit else { return }
+        let start = DispatchTime.now()
+        isStalled.store(true, ordering: .relaxed)
+        stallCount.add(1, ordering: .relaxed)
+        logger.notice("writes wait for a flush: the memtables reached their hard limit", metadata: ["limit": "\(memtableHardLimit)"])
+        defer {
+            isStalled.store(false, ordering: .relaxed)
+            stallMicroseconds.add(Int((DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1000), ordering: .relaxed)
+        }
+        var retried = false
+        while published.latest().version.memtableBytes >= memtableHardLimit {
+            if let failure = maintenance.failure, maintenance.pendingCount > 0 {
+                guard !retried else {
+                    throw StoreError(failure.code, "the write waited for a flush, and the flush failed: \(failure.message)", file: failure.file, underlying: failure.underlying)
+                }
+                retried = true
+                maintenance.schedule()
+            }
+            _ = maintenance.progress.wait(timeout: .now() + .milliseconds(100))
+        }
     }
 
     private func enterFailure(_ error: any Error, while doing: String) {

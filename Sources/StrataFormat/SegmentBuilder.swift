@@ -44,6 +44,8 @@ public struct SegmentBuilder: Sendable {
     /// The last data block written, waiting for the next key to pick its separator.
     private var pendingHandle: SegmentFormat.BlockHandle?
     public private(set) var entryCount: UInt64 = 0
+    /// About how large the file would be if finished now (without filter, index and footer).
+    public var estimatedSize: Int { file.count + dataBlock.estimatedSize }
     private var smallestSequence = UInt64.max
     private var largestSequence: UInt64 = 0
 

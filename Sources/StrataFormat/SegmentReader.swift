@@ -35,12 +35,7 @@ public struct SegmentReader: Sendable {
     public let footer: SegmentFormat.Footer
     public let filter: BloomFilter
 
-    struct IndexEntry: Sendable {
-        var separator: [UInt8]
-        var handle: SegmentFormat.BlockHandle
-    }
-
-    let index: [IndexEntry]
+    let index: [SegmentIndexEntry]
     /// Blocks end where the footer starts.
     let blockAreaEnd: Int
 
@@ -48,52 +43,11 @@ public struct SegmentReader: Sendable {
     /// index blocks.
     public init(_ bytes: [UInt8]) throws(FormatError) {
         self.bytes = bytes
-        let footer = try withBorrowedBytes(bytes) { raw throws(FormatError) in try SegmentFormat.Footer.decode(raw) }
-        self.footer = footer
-        let end = bytes.count - SegmentFormat.footerSize
-        blockAreaEnd = end
-        // The filter block, then the index block, end exactly where the footer starts.
-        let trailer = UInt64(SegmentFormat.blockTrailerSize)
-        let filterEnd = footer.filterHandle.offset.addingReportingOverflow(footer.filterHandle.size &+ trailer)
-        let indexEnd = footer.indexHandle.offset.addingReportingOverflow(footer.indexHandle.size &+ trailer)
-        guard footer.filterHandle.size < UInt64(end), footer.indexHandle.size < UInt64(end),
-              !filterEnd.overflow, !indexEnd.overflow,
-              filterEnd.partialValue == footer.indexHandle.offset, indexEnd.partialValue == UInt64(end) else {
-            throw FormatError(.malformed, "segment footer's filter and index handles do not end at the footer", offset: end + 16)
-        }
-        let filterBlock = try Self.read(bytes, footer.filterHandle, limit: end, what: "filter block")
-        guard filterBlock.compression == .none else {
-            throw FormatError(.malformed, "filter block is compressed", offset: Int(footer.filterHandle.offset))
-        }
-        filter = try BloomFilter(decoding: filterBlock.contents, offset: Int(footer.filterHandle.offset))
-
-        let indexOffset = Int(footer.indexHandle.offset)
-        let indexBlock = try Self.read(bytes, footer.indexHandle, limit: end, what: "index block")
-        let indexReader = try SegmentBlockReader(indexBlock.contents, blockOffset: indexOffset,
-                                                 positionsAreFileOffsets: indexBlock.compression == .none)
-        var entries = [IndexEntry]()
-        var cursor = indexReader.makeCursor()
-        var previousEnd: UInt64 = 0
-        while let entry = try cursor.next() {
-            let handle = try withBorrowedBytes(entry.value) { raw throws(FormatError) -> SegmentFormat.BlockHandle in
-                var reader = ByteReader(raw, baseOffset: indexOffset)
-                let handle = SegmentFormat.BlockHandle(offset: try reader.readVarint("block offset"), size: try reader.readVarint("block size"))
-                guard reader.isAtEnd else {
-                    throw FormatError(.malformed, "index entry value has \(reader.remaining) trailing bytes", offset: indexOffset)
-                }
-                return handle
-            }
-            // Data blocks are contiguous from offset 0 and in key order.
-            guard handle.offset == previousEnd else {
-                throw FormatError(.malformed, "index entry \(entries.count) points at \(handle.offset), expected \(previousEnd)", offset: indexOffset)
-            }
-            previousEnd = handle.offset &+ handle.size &+ UInt64(SegmentFormat.blockTrailerSize)
-            entries.append(IndexEntry(separator: entry.key, handle: handle))
-        }
-        guard previousEnd == footer.filterHandle.offset else {
-            throw FormatError(.malformed, "data blocks end at \(previousEnd), the filter block starts at \(footer.filterHandle.offset)", offset: indexOffset)
-        }
-        index = entries
+        let tail = try withBorrowedBytes(bytes) { raw throws(FormatError) in try SegmentTail(decoding: raw, tailOffset: 0) }
+        footer = tail.footer
+        filter = tail.filter
+        index = tail.index
+        blockAreaEnd = bytes.count - SegmentFormat.footerSize
     }
 
     /// Copies `bytes` and decodes them; see `init(_: [UInt8])`.

@@ -1,0 +1,103 @@
+import Synchronization
+
+/// Decoded data blocks shared by every reader, within a byte budget.
+///
+/// Invariants:
+/// 1. Each shard's `bytes` is the sum of the costs of the blocks it holds, and after an insert
+///    it is at most the shard's budget (unless one block alone is larger, which is not kept).
+/// 2. A block is immutable; evicting it only drops the cache's reference, so a cursor that
+///    holds the block keeps reading it safely.
+///
+/// Eviction is CLOCK (second chance): a hit sets a block's bit, the hand clears bits and
+/// evicts the first block whose bit is clear. It costs one lock per lookup, with the keys
+/// spread over shards so concurrent readers rarely meet.
+final class BlockCache: Sendable {
+    struct Key: Hashable {
+        let file: UInt64
+        let offset: UInt64
+    }
+
+    private struct Slot {
+        var key: Key
+        var block: DataBlock
+        var referenced: Bool
+    }
+
+    private struct Shard {
+        var slots: [Slot] = []
+        var positions: [Key: Int] = [:]
+        var hand = 0
+        var bytes = 0
+    }
+
+    private static let shardCount = 8
+    let capacity: Int
+    private let shardBudget: Int
+    /// Mutex is not copyable, so each shard's lives in a box the array can hold.
+    private final class ShardBox: Sendable {
+        let mutex = Mutex(Shard())
+    }
+    private let shards: [ShardBox]
+
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+        shardBudget = self.capacity / BlockCache.shardCount
+        shards = (0..<BlockCache.shardCount).map { _ in ShardBox() }
+    }
+
+    private func shard(_ key: Key) -> ShardBox {
+        let mixed = (key.file &* 0x9E37_79B9_7F4A_7C15) ^ (key.offset &* 0xC2B2_AE3D_27D4_EB4F)
+        return shards[Int(truncatingIfNeeded: (mixed >> 29) % UInt64(BlockCache.shardCount))]
+    }
+
+    func get(_ key: Key) -> DataBlock? {
+        guard shardBudget > 0 else { return nil }
+        return shard(key).mutex.withLock { shard in
+            guard let i = shard.positions[key] else { return nil }
+            shard.slots[i].referenced = true
+            return shard.slots[i].block
+        }
+    }
+
+    func insert(_ key: Key, _ block: DataBlock) {
+        let cost = block.cost
+        guard cost <= shardBudget else { return }
+        shard(key).mutex.withLock { shard in
+            guard shard.positions[key] == nil else { return }
+            while shard.bytes + cost > shardBudget, !shard.slots.isEmpty {
+                Self.evictOne(&shard)
+            }
+            shard.positions[key] = shard.slots.count
+            shard.slots.append(Slot(key: key, block: block, referenced: false))
+            shard.bytes += cost
+            assert(shard.bytes <= shardBudget, "BlockCache invariant 1: shard over budget")
+        }
+    }
+
+    private static func evictOne(_ shard: inout Shard) {
+        while true {
+            if shard.hand >= shard.slots.count { shard.hand = 0 }
+            if shard.slots[shard.hand].referenced {
+                shard.slots[shard.hand].referenced = false
+                shard.hand += 1
+                continue
+            }
+            let victim = shard.slots[shard.hand]
+            shard.bytes -= victim.block.cost
+            shard.positions[victim.key] = nil
+            // Move the last slot into the hole, keeping positions in step.
+            let last = shard.slots.count - 1
+            if shard.hand != last {
+                shard.slots[shard.hand] = shard.slots[last]
+                shard.positions[shard.slots[shard.hand].key] = shard.hand
+            }
+            shard.slots.removeLast()
+            return
+        }
+    }
+
+    /// Bytes held now, over all shards.
+    var bytes: Int {
+        shards.reduce(0) { total, shard in total + shard.mutex.withLock { $0.bytes } }
+    }
+}

@@ -1,0 +1,124 @@
+import StrataFormat
+
+/// Every entry of a run of segment files whose ranges do not overlap, all versions, in
+/// internal-key order: the input of a compaction.
+final class RawFileIterator {
+    private let files: [SegmentTable]
+    private var fileIndex = 0
+    private var blockIndex = -1
+    private var cursor: BlockCursor? = nil
+    private let keyBuffer = KeyBuffer()
+
+    init(files: [SegmentTable]) {
+        self.files = files
+    }
+
+    var userKey: UnsafeRawBufferPointer { cursor!.userKey }
+    var trailer: UInt64 { cursor!.trailer }
+    var value: UnsafeRawBufferPointer { cursor!.value }
+
+    func next() throws -> Bool {
+        while fileIndex < files.count {
+            if cursor != nil, try cursor!.next() { return true }
+            blockIndex += 1
+            if blockIndex < files[fileIndex].blockCount {
+                cursor = BlockCursor(block: try files[fileIndex].block(blockIndex), keyBuffer: keyBuffer)
+            } else {
+                cursor = nil
+                fileIndex += 1
+                blockIndex = -1
+            }
+        }
+        return false
+    }
+}
+
+/// What one compaction merges and where the result goes.
+struct CompactionPlan {
+    /// Input files by level; each level's files are listed in key order (level 0: any order).
+    var inputs: [(level: Int, files: [SegmentTable])]
+    var outputLevel: Int
+    var reason: String
+
+    var allInputs: [SegmentTable] { inputs.flatMap(\.files) }
+}
+
+/// Merges a plan's inputs into new files at the output level.
+///
+/// Rules, for each user key (entries arrive newest first):
+/// - every version newer than `horizon` (the oldest sequence a snapshot or reader may still
+///   read at) is kept: someone may see it;
+/// - of the versions at or below the horizon only the newest is kept: no reader can tell
+///   the older ones apart from it;
+/// - that newest one is dropped too when it is a tombstone and no deeper level holds the key,
+///   because then nothing older can reappear.
+struct CompactionMerge {
+    let plan: CompactionPlan
+    let horizon: UInt64
+    /// Files in levels below the output level, for the tombstone rule.
+    let deeperLevels: [[SegmentTable]]
+    let targetFileBytes: Int
+    let options: StoreOptions
+
+    /// Runs the merge, calling `write` for each finished output file.
+    func run(write: (inout SegmentOutput) throws -> SegmentMeta) throws -> (outputs: [SegmentMeta], entriesIn: Int, entriesOut: Int) {
+        var runs: [RawFileIterator] = []
+        for input in plan.inputs {
+            if input.level == 0 {
+                for file in input.files { runs.append(RawFileIterator(files: [file])) }
+            } else {
+                runs.append(RawFileIterator(files: input.files))
+            }
+        }
+        var live = try runs.map { try $0.next() }
+        var outputs: [SegmentMeta] = []
+        var output = SegmentOutput(level: plan.outputLevel, options: options)
+        var currentKey: [UInt8]? = nil
+        var keptAtHorizon = false
+        var entriesIn = 0
+        var entriesOut = 0
+
+        while true {
+            var best = -1
+            for i in runs.indices where live[i] {
+                if best < 0 { best = i; continue }
+                if compareInternal(runs[i].userKey, runs[i].trailer, runs[best].userKey, runs[best].trailer) < 0 { best = i }
+            }
+            if best < 0 { break }
+            let run = runs[best]
+            entriesIn += 1
+            let sequence = run.trailer >> 8
+            let isTombstone = run.trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
+            let sameKey = currentKey.map { key in key.withUnsafeBytes { compareKeys($0, run.userKey) == 0 } } ?? false
+            if !sameKey {
+                // A key's versions never straddle two output files, so levels stay disjoint.
+                if output.entryCount > 0 && output.estimatedSize >= targetFileBytes {
+                    outputs.append(try write(&output))
+                    output = SegmentOutput(level: plan.outputLevel, options: options)
+                }
+                currentKey = copyBytes(run.userKey)
+                keptAtHorizon = false
+            }
+            var keep = true
+            if sequence <= horizon {
+                if keptAtHorizon {
+                    keep = false
+                } else {
+                    keptAtHorizon = true
+                    if isTombstone && !deeperLevelsHold(currentKey!) { keep = false }
+                }
+            }
+            if keep {
+                try output.add(userKey: currentKey!, sequence: sequence, isTombstone: isTombstone, value: isTombstone ? [] : copyBytes(run.value))
+                entriesOut += 1
+            }
+            live[best] = try run.next()
+        }
+        if output.entryCount > 0 { outputs.append(try write(&output)) }
+        return (outputs, entriesIn, entriesOut)
+    }
+
+    private func deeperLevelsHold(_ key: [UInt8]) -> Bool {
+        deeperLevels.contains { level in Version.file(in: level, containing: key) != nil }
+    }
+}

@@ -1,0 +1,181 @@
+import StrataFormat
+
+/// One decoded data block of a segment (layout: docs/format/segment.md, "Blocks"), held by the
+/// block cache and by cursors. Its bytes live in memory allocated once and never changed, so a
+/// cursor may hand out pointers into them for as long as it holds the block.
+final class DataBlock: @unchecked Sendable {
+    // @unchecked Sendable: `bytes` is written once in init and only read afterwards.
+    let bytes: UnsafeMutableRawBufferPointer
+    /// Where the entries end and the restart array begins.
+    let entriesEnd: Int
+    let restarts: [Int]
+    /// File offset of the block, for errors.
+    let fileOffset: Int
+    let fileName: String
+
+    /// Checks the restart array (the per-entry checks happen as cursors decode).
+    init(contents: [UInt8], fileOffset: Int, fileName: String) throws {
+        let checked: SegmentBlockReader
+        do {
+            checked = try SegmentBlockReader(contents, blockOffset: fileOffset, positionsAreFileOffsets: false)
+        } catch {
+            throw StoreError(error, file: fileName)
+        }
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(contents.count, 1), alignment: 8)
+        contents.withUnsafeBytes { storage.copyMemory(from: $0) }
+        bytes = storage
+        let count = checked.restartCount
+        let end = contents.count - 4 - 4 * count
+        restarts = contents.withUnsafeBytes { raw in
+            (0..<count).map { Int(raw.loadUnaligned(fromByteOffset: end + 4 * $0, as: UInt32.self).littleEndian) }
+        }
+        entriesEnd = end
+        self.fileOffset = fileOffset
+        self.fileName = fileName
+    }
+
+    deinit {
+        bytes.deallocate()
+    }
+
+    /// Bytes this block costs the cache.
+    var cost: Int { bytes.count + restarts.count * 8 + 64 }
+
+    func corruption(_ message: String) -> StoreError {
+        StoreError(.corruption, "segment data block is damaged (\(message)); run strata-fsck", file: fileName, offset: Int64(fileOffset))
+    }
+}
+
+/// Walks the entries of a `DataBlock` forward, decoding keys into a buffer it reuses, so a
+/// step allocates nothing. `key` and `value` point into memory the cursor owns or the block
+/// holds: valid until the next step.
+struct BlockCursor {
+    let block: DataBlock
+    private(set) var position = 0
+    /// The current internal key (user key + 8-byte trailer).
+    private(set) var keyBuffer: KeyBuffer
+    private(set) var valueStart = 0
+    private(set) var valueCount = 0
+
+    init(block: DataBlock, keyBuffer: KeyBuffer) {
+        self.block = block
+        self.keyBuffer = keyBuffer
+        keyBuffer.count = 0
+    }
+
+    var internalKey: UnsafeRawBufferPointer { keyBuffer.bytes }
+    var userKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: keyBuffer.bytes.dropLast(8)) }
+    var trailer: UInt64 { keyBuffer.bytes.loadUnaligned(fromByteOffset: keyBuffer.count - 8, as: UInt64.self).littleEndian }
+    var sequence: UInt64 { trailer >> 8 }
+    var isTombstone: Bool { trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue) }
+    var value: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: block.bytes.baseAddress! + valueStart, count: valueCount)
+    }
+
+    /// Decodes the next entry (the first, on a new cursor) and makes it current; false at
+    /// the end of the block.
+    mutating func next() throws -> Bool {
+        guard position < block.entriesEnd else { return false }
+        let bytes = UnsafeRawBufferPointer(block.bytes)
+        let end = block.entriesEnd
+        var p = position
+        let shared = try varint(bytes, &p, end)
+        let unshared = try varint(bytes, &p, end)
+        let valueLength = try varint(bytes, &p, end)
+        guard shared <= keyBuffer.count, unshared <= end - p, valueLength <= end - p - unshared else {
+            throw block.corruption("an entry runs past the end of the block")
+        }
+        keyBuffer.replace(keeping: shared, with: UnsafeRawBufferPointer(start: bytes.baseAddress! + p, count: unshared))
+        guard keyBuffer.count >= 8 else { throw block.corruption("a key is shorter than its 8-byte trailer") }
+        p += unshared
+        valueStart = p
+        valueCount = valueLength
+        position = p + valueLength
+        return true
+    }
+
+    /// Moves to the first entry at or after the internal key (`userKey`, `sequence`): the
+    /// newest version of `userKey` at or below `sequence`, or a later key. False, with no
+    /// current entry, if every entry is before it.
+    mutating func seek(userKey: UnsafeRawBufferPointer, sequence: UInt64) throws -> Bool {
+        let target = SegmentFormat.trailer(sequence: min(sequence, SegmentFormat.maxSequence), kind: .value) | 0xFF
+        // Largest restart whose key is before the target; restart 0 if none is.
+        var low = 0, high = block.restarts.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            reset(to: block.restarts[mid])
+            guard try next() else { break }
+            if compareInternal(self.userKey, trailer, userKey, target) < 0 { low = mid } else { high = mid - 1 }
+        }
+        reset(to: block.restarts[low])
+        while try next() {
+            if compareInternal(self.userKey, trailer, userKey, target) >= 0 { return true }
+        }
+        return false
+    }
+
+    private mutating func reset(to restart: Int) {
+        position = restart
+        keyBuffer.count = 0
+    }
+
+    private func varint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end: Int) throws -> Int {
+        var result = 0
+        var shift = 0
+        while true {
+            guard p < end, shift < 28 else { throw block.corruption("a length field is damaged") }
+            let byte = bytes[p]
+            p += 1
+            result |= Int(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+        }
+    }
+}
+
+/// A growable byte buffer for decoded keys, reused from entry to entry (a class so that
+/// cursors copied by value share it rather than copy it).
+final class KeyBuffer {
+    private(set) var storage: UnsafeMutableRawPointer
+    private var capacity: Int
+    var count = 0
+
+    init(capacity: Int = 64) {
+        self.capacity = capacity
+        storage = .allocate(byteCount: capacity, alignment: 8)
+    }
+
+    deinit {
+        storage.deallocate()
+    }
+
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: count) }
+
+    /// Keeps the first `shared` bytes and appends `tail`.
+    func replace(keeping shared: Int, with tail: UnsafeRawBufferPointer) {
+        let needed = shared + tail.count
+        if needed > capacity {
+            let grown = max(needed, capacity * 2)
+            let fresh = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 8)
+            fresh.copyMemory(from: storage, byteCount: shared)
+            storage.deallocate()
+            storage = fresh
+            capacity = grown
+        }
+        if tail.count > 0 { (storage + shared).copyMemory(from: tail.baseAddress!, byteCount: tail.count) }
+        count = needed
+    }
+
+    func set(_ bytes: UnsafeRawBufferPointer) {
+        replace(keeping: 0, with: bytes)
+    }
+}
+
+/// Orders internal keys given as user key and trailer: user key ascending, then trailer
+/// descending (newest first).
+@inline(__always)
+func compareInternal(_ aKey: UnsafeRawBufferPointer, _ aTrailer: UInt64, _ bKey: UnsafeRawBufferPointer, _ bTrailer: UInt64) -> Int {
+    let c = compareKeys(aKey, bKey)
+    if c != 0 { return c }
+    return aTrailer == bTrailer ? 0 : (aTrailer > bTrailer ? -1 : 1)
+}

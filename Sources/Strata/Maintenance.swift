@@ -1,0 +1,320 @@
+import Dispatch
+import Logging
+import Synchronization
+import StrataFormat
+import StrataIO
+
+/// A memtable the writer has sealed, waiting to be flushed.
+struct SealedMemTable: @unchecked Sendable {
+    // @unchecked Sendable: MemTable is Sendable; the tuple-free struct only carries numbers.
+    let table: MemTable
+    /// The newest sequence in the table.
+    let lastSequence: UInt64
+    /// The WAL segment the writer moved to when it sealed the table: once the table is in a
+    /// segment file, every older WAL segment is obsolete.
+    let nextLogNumber: UInt64
+}
+
+/// Flushes sealed memtables to level-0 segment files and compacts levels, in the background,
+/// on one serial queue; installs each result with a manifest edit and a new Version.
+///
+/// Invariants:
+/// 1. Everything marked "maintenance-confined" is touched only on `queue` (or by recovery,
+///    before the queue starts).
+/// 2. Sealed memtables are flushed oldest first, so `logNumber` and `lastSequence` only grow.
+/// 3. A result is visible (a new Version published) only after its manifest edit is durable
+///    (ManifestWriter invariant 1), and a WAL segment is deleted only after the edit whose
+///    `logNumber` covers it is durable.
+/// 4. A file leaves a level only through a durable edit; the file itself goes when no Version
+///    holds it (SegmentTable invariant 2).
+/// 5. The levels here always equal the published Version's levels: only this queue changes
+///    them, and it publishes every change.
+final class Maintenance: @unchecked Sendable {
+    // @unchecked Sendable: mutable state is either maintenance-confined (invariant 1) or
+    // behind a Mutex or atomics.
+
+    struct PersistedState {
+        var logNumber: UInt64
+        var lastSequence: UInt64
+        var nextFileNumber: UInt64
+    }
+
+    let queue = DispatchQueue(label: "strata.maintenance", qos: .utility)
+    private let fileSystem: any FileSystem
+    private let directory: String
+    private let options: StoreOptions
+    private let logger: Logger
+    private let published: PublishedState
+    private let cache: BlockCache
+    private let oldestPinned: @Sendable () -> UInt64?
+
+    private let pending = Mutex<[SealedMemTable]>([])
+    private let lastFailure = Mutex<StoreError?>(nil)
+    private let stopping = Atomic<Bool>(false)
+    /// Signalled whenever a flush is installed or fails, for a writer waiting for room.
+    let progress = DispatchSemaphore(value: 0)
+
+    let flushCount = Atomic<Int>(0)
+    let compactionCount = Atomic<Int>(0)
+    let retiredWALBytes = Atomic<Int>(0)
+    let retiredWALSegments = Atomic<Int>(0)
+
+    // Maintenance-confined (invariant 1).
+    private var manifest: ManifestWriter
+    private var state: PersistedState
+    private var levels: [[SegmentTable]]
+    /// Where the next size-triggered compaction of each level starts (round robin by key).
+    private var compactPointers: [[UInt8]?] = Array(repeating: nil, count: ManifestFormat.maxLevels)
+
+    init(directory: String, options: StoreOptions, published: PublishedState, cache: BlockCache, manifest: ManifestWriter,
+         state: PersistedState, levels: [[SegmentTable]], oldestPinned: @escaping @Sendable () -> UInt64?) {
+        self.fileSystem = options.fileSystem
+        self.directory = directory
+        self.options = options
+        self.logger = options.logger
+        self.published = published
+        self.cache = cache
+        self.manifest = manifest
+        self.state = state
+        self.levels = levels
+        self.oldestPinned = oldestPinned
+    }
+
+    var failure: StoreError? { lastFailure.withLock { $0 } }
+    var pendingCount: Int { pending.withLock { $0.count } }
+
+    // MARK: Requests (any thread)
+
+    /// Queues a sealed memtable and starts the work (inline in tests, see StoreOptions).
+    func enqueueFlush(_ sealed: SealedMemTable) {
+        pending.withLock { $0.append(sealed) }
+        schedule()
+    }
+
+    /// Runs whatever is due: flushes, then compactions.
+    func schedule() {
+        if options.runsBackgroundWorkInline {
+            queue.sync { runDueWork() }
+        } else {
+            queue.async { self.runDueWork() }
+        }
+    }
+
+    /// Flushes every sealed memtable, then merges every file into one level. Blocks.
+    func compactAll() throws {
+        try queue.sync { try compactAllOnQueue() }
+    }
+
+    /// `compactAll`, for a caller already on `queue`.
+    func compactAllOnQueue() throws {
+        dispatchPrecondition(condition: .onQueue(queue))
+        do {
+            try fullCompaction()
+        } catch {
+            throw recordFailure(error, while: "compacting the store")
+        }
+    }
+
+    /// Stops starting new work and waits for the running job. Called once, at close.
+    func shutdown() {
+        stopping.store(true, ordering: .relaxed)
+        queue.sync { manifest.close() }
+        progress.signal()
+    }
+
+    // MARK: Work (maintenance-confined)
+
+    private func runDueWork() {
+        do {
+            try flushPending()
+            while !stopping.load(ordering: .relaxed), let plan = pickCompaction() {
+                try compact(plan)
+                try flushPending()
+            }
+        } catch {
+            _ = recordFailure(error, while: "flushing or compacting in the background")
+        }
+    }
+
+    private func recordFailure(_ error: any Error, while doing: String) -> StoreError {
+        let mapped = StoreError.wrapping(error, while: doing)
+        logger.error("background work failed; it is retried at the next flush", metadata: ["error": "\(mapped)"])
+        lastFailure.withLock { $0 = mapped }
+        progress.signal()
+        return mapped
+    }
+
+    private func flushPending() throws {
+        while !stopping.load(ordering: .relaxed), let sealed = pending.withLock({ $0.first }) {
+            try flush(sealed)
+            pending.withLock { _ = $0.removeFirst() }
+            lastFailure.withLock { $0 = nil }
+            progress.signal()
+        }
+    }
+
+    private func flush(_ sealed: SealedMemTable) throws {
+        try options.failpoints?.handler(.beforeFlush)
+        var output = SegmentOutput(level: 0, options: options)
+        try sealed.table.forEachNode { node in
+            guard node.sequence <= sealed.lastSequence else { return }
+            try output.add(userKey: copyBytes(node.key), sequence: node.sequence, isTombstone: node.isTombstone,
+                           value: node.isTombstone ? [] : copyBytes(node.value))
+        }
+        var edit = VersionEdit(logNumber: sealed.nextLogNumber, lastSequence: max(state.lastSequence, sealed.lastSequence))
+        var table: SegmentTable? = nil
+        if output.entryCount > 0 {
+            let number = allocateFileNumber()
+            let meta = try output.write(number: number, fileSystem: fileSystem, directory: directory)
+            try fileSystem.syncDirectory(directory)
+            try options.failpoints?.handler(.beforeManifestEdit)
+            edit.added = [meta]
+            edit.nextFileNumber = state.nextFileNumber
+            try log(edit)
+            table = try SegmentTable.open(meta, directory: directory, fileSystem: fileSystem, cache: cache)
+        } else {
+            try options.failpoints?.handler(.beforeManifestEdit)
+            edit.nextFileNumber = state.nextFileNumber
+            try log(edit)
+        }
+        if let table { levels[0].insert(table, at: 0) }
+        let levels = self.levels
+        published.replaceVersion { version in
+            version.replacing(sealed: version.sealed.filter { $0 !== sealed.table }, levels: levels)
+        }
+        flushCount.add(1, ordering: .relaxed)
+        retireWAL(below: sealed.nextLogNumber)
+    }
+
+    private func allocateFileNumber() -> UInt64 {
+        defer { state.nextFileNumber += 1 }
+        return state.nextFileNumber
+    }
+
+    /// Makes `edit` durable: appended to the manifest, or in a new manifest that starts with
+    /// a snapshot of the whole state after the edit. Applies the edit's scalars to `state`.
+    private func log(_ edit: VersionEdit) throws {
+        var next = state
+        if let logNumber = edit.logNumber { next.logNumber = logNumber }
+        if let lastSequence = edit.lastSequence { next.lastSequence = lastSequence }
+        if manifest.needsNewFile {
+            let number = next.nextFileNumber
+            next.nextFileNumber += 1
+            var metas = Set(levels.flatMap { $0.map(\.meta) })
+            for removal in edit.removed { metas = metas.filter { $0.fileNumber != removal.fileNumber } }
+            metas.formUnion(edit.added)
+            let snapshot = VersionEdit(logNumber: next.logNumber, lastSequence: next.lastSequence, nextFileNumber: next.nextFileNumber,
+                                       added: metas.sorted { ($0.level, $0.fileNumber) < ($1.level, $1.fileNumber) })
+            try options.failpoints?.handler(.beforeManifestInstall)
+            let fresh = try ManifestWriter.install(number: number, snapshot: snapshot, fileSystem: fileSystem, directory: directory)
+            manifest.close()
+            manifest = fresh
+        } else {
+            try manifest.append(edit)
+        }
+        state = next
+    }
+
+    /// Deletes WAL segments numbered below `logNumber` (invariant 3: the edit is durable).
+    private func retireWAL(below logNumber: UInt64) {
+        guard let names = try? fileSystem.listDirectory(directory) else { return }
+        for name in names {
+            guard let number = WALWriter.segmentNumber(fromName: name), number < logNumber else { continue }
+            let path = fileSystem.path(directory, name)
+            let size = (try? fileSystem.openFile(path, create: false)).flatMap { handle -> Int? in
+                defer { try? handle.close() }
+                return (try? handle.size()).map(Int.init)
+            } ?? 0
+            if (try? fileSystem.removeFile(path)) != nil {
+                retiredWALBytes.add(min(size, options.walSegmentBytes), ordering: .relaxed)
+                retiredWALSegments.add(1, ordering: .relaxed)
+            }
+        }
+    }
+
+    // MARK: Compaction
+
+    private func levelBytes(_ level: Int) -> Int {
+        levels[level].reduce(0) { $0 + Int($1.meta.fileSize) }
+    }
+
+    private func targetBytes(_ level: Int) -> Int {
+        var target = max(options.level1Bytes, 1 << 20)
+        for _ in 1..<max(level, 1) { target = target.multipliedReportingOverflow(by: 10).partialValue }
+        return target
+    }
+
+    /// The most urgent compaction, if any is due.
+    private func pickCompaction() -> CompactionPlan? {
+        if levels[0].count >= max(options.level0CompactionTrigger, 1) {
+            let files = levels[0]
+            let smallest = files.map(\.meta.smallestKey).min { $0.lexicographicallyPrecedes($1) }!
+            let largest = files.map(\.meta.largestKey).max { $0.lexicographicallyPrecedes($1) }!
+            return CompactionPlan(inputs: [(0, files), (1, overlapping(1, smallest, largest))], outputLevel: 1,
+                                  reason: "level 0 holds \(files.count) files")
+        }
+        for level in 1..<(ManifestFormat.maxLevels - 1) where levelBytes(level) > targetBytes(level) {
+            let files = levels[level]
+            // Round robin through the level's key space, so every range gets its turn.
+            let pointer = compactPointers[level]
+            let chosen = files.first { file in pointer.map { $0.lexicographicallyPrecedes(file.meta.smallestKey) } ?? true } ?? files[0]
+            compactPointers[level] = chosen.meta.largestKey
+            return CompactionPlan(inputs: [(level, [chosen]), (level + 1, overlapping(level + 1, chosen.meta.smallestKey, chosen.meta.largestKey))],
+                                  outputLevel: level + 1, reason: "level \(level) holds \(levelBytes(level)) bytes")
+        }
+        return nil
+    }
+
+    /// Files of level `level` (>= 1) whose range meets [smallest, largest].
+    private func overlapping(_ level: Int, _ smallest: [UInt8], _ largest: [UInt8]) -> [SegmentTable] {
+        levels[level].filter { file in
+            !file.meta.largestKey.lexicographicallyPrecedes(smallest) && !largest.lexicographicallyPrecedes(file.meta.smallestKey)
+        }
+    }
+
+    /// Flushes every sealed memtable, then merges every file into the deepest non-empty level
+    /// (at least level 1).
+    private func fullCompaction() throws {
+        try flushPending()
+        let deepest = levels.lastIndex { !$0.isEmpty } ?? 0
+        guard deepest > 0 || !levels[0].isEmpty else { return }
+        let inputs = levels.enumerated().filter { !$0.element.isEmpty }.map { (level: $0.offset, files: $0.element) }
+        try compact(CompactionPlan(inputs: inputs, outputLevel: max(deepest, 1), reason: "a full compaction was asked for"))
+    }
+
+    private func compact(_ plan: CompactionPlan) throws {
+        try options.failpoints?.handler(.beforeCompaction)
+        let view = published.latest()
+        // The oldest sequence anyone may read at: a live snapshot's, or else the newest.
+        let horizon = min(oldestPinned() ?? view.sequence, view.sequence)
+        let merge = CompactionMerge(plan: plan, horizon: horizon, deeperLevels: Array(levels.dropFirst(plan.outputLevel + 1)),
+                                    targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options)
+        var written: [UInt64] = []
+        let result: (outputs: [SegmentMeta], entriesIn: Int, entriesOut: Int)
+        do {
+            result = try merge.run { output in
+                let number = allocateFileNumber()
+                written.append(number)
+                return try output.write(number: number, fileSystem: fileSystem, directory: directory)
+            }
+            try fileSystem.syncDirectory(directory)
+            try options.failpoints?.handler(.beforeManifestEdit)
+            let removed = plan.inputs.flatMap { input in input.files.map { (level: input.level, fileNumber: $0.number) } }
+            try log(VersionEdit(nextFileNumber: state.nextFileNumber, added: result.outputs, removed: removed))
+        } catch {
+            // Outputs nobody references yet: remove them now (or the next open will).
+            for number in written { try? fileSystem.removeFile(fileSystem.path(directory, ManifestFormat.segmentFileName(number))) }
+            throw error
+        }
+        let opened = try result.outputs.map { try SegmentTable.open($0, directory: directory, fileSystem: fileSystem, cache: cache) }
+        let inputNumbers = Set(plan.allInputs.map(\.number))
+        for level in levels.indices { levels[level].removeAll { inputNumbers.contains($0.number) } }
+        levels[plan.outputLevel].append(contentsOf: opened)
+        levels[plan.outputLevel].sort { $0.meta.smallestKey.lexicographicallyPrecedes($1.meta.smallestKey) }
+        let levels = self.levels
+        published.replaceVersion { $0.replacing(levels: levels) }
+        for file in plan.allInputs { file.markObsolete() }
+        compactionCount.add(1, ordering: .relaxed)
+        logger.debug("compacted", metadata: ["reason": "\(plan.reason)", "in": "\(result.entriesIn)", "out": "\(result.entriesOut)"])
+    }
+}

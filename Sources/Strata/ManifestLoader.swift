@@ -1,0 +1,135 @@
+import Logging
+import StrataFormat
+import StrataIO
+
+/// Reads the current manifest when a store opens (format: docs/format/manifest.md): replays
+/// its edits into the set of live segment files and the WAL position they cover.
+struct ManifestLoader {
+    var state = Maintenance.PersistedState(logNumber: 0, lastSequence: 0, nextFileNumber: 1)
+    var segments: [UInt64: SegmentMeta] = [:]
+    /// The number of the manifest read, nil for a store that has none yet.
+    var currentManifest: UInt64? = nil
+
+    static func load(directory: String, names: Set<String>, fileSystem fs: any FileSystem, report: inout RecoveryReport) throws -> ManifestLoader {
+        var loader = ManifestLoader()
+        if let current = names.compactMap(ManifestFormat.number(fromManifestName:)).max() {
+            loader.currentManifest = current
+            try loader.replay(fs.path(directory, ManifestFormat.fileName(current)), number: current, fileSystem: fs, report: &report)
+        }
+        // Numbers already on disk are never handed out again, even if a crash kept the
+        // manifest from recording them.
+        let used = names.compactMap { name in
+            ManifestFormat.number(fromSegmentName: name) ?? ManifestFormat.number(fromManifestName: name) ?? ManifestFormat.number(fromTemporaryName: name)
+        }
+        loader.state.nextFileNumber = max(loader.state.nextFileNumber, (used.max() ?? 0) + 1)
+        return loader
+    }
+
+    private mutating func replay(_ path: String, number: UInt64, fileSystem fs: any FileSystem, report: inout RecoveryReport) throws {
+        let handle = try fs.openFile(path, create: false)
+        let bytes: [UInt8]
+        do {
+            bytes = try handle.readAll()
+            try handle.close()
+        } catch {
+            try? handle.close()
+            throw error
+        }
+        let header: ManifestFormat.Header
+        do {
+            header = try withBorrowed(bytes) { raw throws(FormatError) in try ManifestFormat.Header.decode(raw) }
+        } catch {
+            throw StoreError(error, file: path)
+        }
+        guard header.fileNumber == number else {
+            throw StoreError(.corruption, "the manifest's header says it is number \(header.fileNumber), but its name says \(number)", file: path, offset: 16)
+        }
+        var scanner = WALScanner(bytes: bytes, start: ManifestFormat.headerSize)
+        var records = 0
+        while true {
+            let damage: (offset: Int, reason: String)
+            switch scanner.next() {
+            case .record(let payload, let offset, _):
+                let edit: VersionEdit
+                do {
+                    edit = try withBorrowed(payload) { raw throws(FormatError) in try VersionEdit.decode(raw, baseOffset: offset) }
+                } catch {
+                    throw StoreError(error, file: path)
+                }
+                try apply(edit, path: path, offset: offset)
+                records += 1
+                continue
+            case .end(let offset):
+                if scanner.isZero(from: offset) {
+                    guard records > 0 else {
+                        throw StoreError(.corruption, "the manifest holds no record; run strata-fsck, or restore the store from a backup", file: path, offset: Int64(offset))
+                    }
+                    return
+                }
+                damage = (offset, "bytes after the last record are not a record")
+            case .invalid(let offset, let reason):
+                damage = (offset, reason)
+            }
+            // A torn last record is an append that never finished, so nothing acted on it.
+            // A valid record after the damage means the damage is not at the tail.
+            guard records > 0, !Self.holdsRecord(bytes, after: damage.offset) else {
+                throw StoreError(.corruption, "the manifest is damaged (\(damage.reason)); run strata-fsck, or restore the store from a backup", file: path, offset: Int64(damage.offset))
+            }
+            report.discardedManifestTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(damage.offset),
+                                                                        discardedBytes: Int64(bytes.count - damage.offset))
+            return
+        }
+    }
+
+    private static func holdsRecord(_ bytes: [UInt8], after offset: Int) -> Bool {
+        var probe = WALScanner(bytes: bytes, start: ManifestFormat.headerSize)
+        probe.skipToNextBlock(after: offset)
+        while true {
+            switch probe.next() {
+            case .record: return true
+            case .invalid(let bad, _): probe.skipToNextBlock(after: max(bad, probe.position - 1))
+            case .end(let end):
+                if end >= bytes.count || probe.isZero(from: end) { return false }
+                probe.skipToNextBlock(after: end)
+            }
+        }
+    }
+
+    private mutating func apply(_ edit: VersionEdit, path: String, offset: Int) throws {
+        if let logNumber = edit.logNumber { state.logNumber = logNumber }
+        if let lastSequence = edit.lastSequence { state.lastSequence = lastSequence }
+        if let nextFileNumber = edit.nextFileNumber { state.nextFileNumber = nextFileNumber }
+        for removal in edit.removed {
+            guard segments.removeValue(forKey: removal.fileNumber) != nil else {
+                throw StoreError(.corruption, "a manifest edit removes segment \(removal.fileNumber), which is not live", file: path, offset: Int64(offset))
+            }
+        }
+        for meta in edit.added {
+            guard segments[meta.fileNumber] == nil else {
+                throw StoreError(.corruption, "a manifest edit adds segment \(meta.fileNumber) twice", file: path, offset: Int64(offset))
+            }
+            segments[meta.fileNumber] = meta
+        }
+    }
+
+    /// Opens every live segment: level 0 newest first, deeper levels by key.
+    func openLevels(directory: String, fileSystem: any FileSystem, cache: BlockCache) throws -> [[SegmentTable]] {
+        var levels: [[SegmentTable]] = Array(repeating: [], count: ManifestFormat.maxLevels)
+        for meta in segments.values.sorted(by: { $0.fileNumber > $1.fileNumber }) {
+            levels[meta.level].append(try SegmentTable.open(meta, directory: directory, fileSystem: fileSystem, cache: cache))
+        }
+        for level in levels.indices.dropFirst() {
+            levels[level].sort { $0.meta.smallestKey.lexicographicallyPrecedes($1.meta.smallestKey) }
+            for (a, b) in zip(levels[level], levels[level].dropFirst()) where !a.meta.largestKey.lexicographicallyPrecedes(b.meta.smallestKey) {
+                throw StoreError(.corruption, "segments \(a.number) and \(b.number) of level \(level) overlap; run strata-fsck", file: a.path)
+            }
+        }
+        return levels
+    }
+
+    /// The whole state as one edit: the first record of a new manifest.
+    func snapshot() -> VersionEdit {
+        VersionEdit(logNumber: state.logNumber, lastSequence: state.lastSequence, nextFileNumber: state.nextFileNumber,
+                    added: segments.values.sorted { ($0.level, $0.fileNumber) < ($1.level, $1.fileNumber) })
+    }
+}

@@ -1,0 +1,249 @@
+import StrataFormat
+
+/// One sorted input of a scan: for each user key in range, the newest version visible at the
+/// scan's sequence (tombstones included, so the merge can hide older data), in key order or
+/// in reverse. `key` and `value` stay valid until the next `advance()`.
+protocol MergeSource: AnyObject {
+    /// Moves to the next key; false when the source is done.
+    func advance() throws -> Bool
+    var key: UnsafeRawBufferPointer { get }
+    var value: UnsafeRawBufferPointer { get }
+    var sequence: UInt64 { get }
+    var isTombstone: Bool { get }
+}
+
+/// A memtable, through its cursor (node bytes live as long as the table).
+final class MemorySource: MergeSource {
+    private var cursor: MemTable.Cursor
+    private var node: MemTable.Node? = nil
+
+    init(table: MemTable, sequence: UInt64, lower: [UInt8], upper: [UInt8]?, reverse: Bool) {
+        cursor = MemTable.Cursor(table: table, sequence: sequence, lower: lower, upper: upper, reverse: reverse)
+    }
+
+    func advance() throws -> Bool {
+        node = cursor.nextNode()
+        return node != nil
+    }
+
+    var key: UnsafeRawBufferPointer { node!.key }
+    var value: UnsafeRawBufferPointer { node!.value }
+    var sequence: UInt64 { node!.sequence }
+    var isTombstone: Bool { node!.isTombstone }
+}
+
+/// A write transaction's own writes, which shadow everything committed. The pointers it hands
+/// out are into `entries`' arrays, which nothing mutates while the source lives.
+final class OverlaySource: MergeSource {
+    private let entries: [VersionedEntry]
+    private var index = -1
+
+    /// `entries` sorted in scan order.
+    init(entries: [VersionedEntry]) {
+        self.entries = entries
+    }
+
+    func advance() throws -> Bool {
+        index += 1
+        return index < entries.count
+    }
+
+    var key: UnsafeRawBufferPointer { entries[index].key.withUnsafeBytes { $0 } }
+    var value: UnsafeRawBufferPointer { (entries[index].value ?? []).withUnsafeBytes { $0 } }
+    var sequence: UInt64 { .max }
+    var isTombstone: Bool { entries[index].value == nil }
+}
+
+/// A run of segment files whose key ranges do not overlap, in key order: one level >= 1, or a
+/// single level-0 file. Forward steps decode in place and allocate nothing; reverse steps copy
+/// each entry, since a block can only be decoded front to back.
+final class FileSource: MergeSource {
+    private let files: [SegmentTable]
+    private let sequence_: UInt64
+    private let lower: [UInt8]
+    private let upper: [UInt8]?
+    private let reverse: Bool
+
+    private var fileIndex: Int
+    private var blockIndex = 0
+    private var cursor: BlockCursor? = nil
+    /// The raw entry the cursor holds has not been consumed yet (after a seek).
+    private var holdsUnconsumed = false
+    private let rawKey = KeyBuffer()
+    /// The user key last handed out (forward): older versions of it are skipped.
+    private let lastKey = KeyBuffer()
+    private var hasLastKey = false
+    private var started = false
+
+    // Forward: the current entry is the cursor's. Reverse: copies.
+    private var currentSequence: UInt64 = 0
+    private var currentTombstone = false
+    private var reverseKey: [UInt8] = []
+    private var reverseValue: [UInt8] = []
+    /// Reverse: the entries of the block being walked, and the next one to hand out.
+    private var reverseEntries: [(key: [UInt8], trailer: UInt64, value: [UInt8])] = []
+    private var reversePosition = 0
+    private var peeked: (key: [UInt8], trailer: UInt64, value: [UInt8])? = nil
+
+    init(files: [SegmentTable], sequence: UInt64, lower: [UInt8], upper: [UInt8]?, reverse: Bool) {
+        // Only the files the range can touch.
+        let first = Version.firstFile(in: files, endingAtOrAfter: lower)
+        var end = files.count
+        if let upper {
+            end = first
+            while end < files.count && files[end].meta.smallestKey.lexicographicallyPrecedes(upper) { end += 1 }
+        }
+        self.files = first < end ? Array(files[first..<end]) : []
+        self.sequence_ = sequence
+        self.lower = lower
+        self.upper = upper
+        self.reverse = reverse
+        self.fileIndex = reverse ? self.files.count - 1 : 0
+    }
+
+    var key: UnsafeRawBufferPointer {
+        reverse ? reverseKey.withUnsafeBytes { $0 } : lastKey.bytes
+    }
+    var value: UnsafeRawBufferPointer {
+        reverse ? reverseValue.withUnsafeBytes { $0 } : cursor!.value
+    }
+    var sequence: UInt64 { currentSequence }
+    var isTombstone: Bool { currentTombstone }
+
+    func advance() throws -> Bool {
+        reverse ? try advanceBackward() : try advanceForward()
+    }
+
+    // MARK: Forward
+
+    private func advanceForward() throws -> Bool {
+        while try nextRawForward() {
+            let c = cursor!
+            if hasLastKey && compareKeys(c.userKey, lastKey.bytes) == 0 { continue }
+            if let upper, upper.withUnsafeBytes({ compareKeys(c.userKey, $0) }) >= 0 {
+                fileIndex = files.count
+                cursor = nil
+                return false
+            }
+            if c.sequence > sequence_ { continue }
+            lastKey.set(c.userKey)
+            hasLastKey = true
+            currentSequence = c.sequence
+            currentTombstone = c.isTombstone
+            return true
+        }
+        return false
+    }
+
+    /// The next raw entry (any sequence) at or after `lower`.
+    private func nextRawForward() throws -> Bool {
+        while fileIndex < files.count {
+            if holdsUnconsumed {
+                holdsUnconsumed = false
+                return true
+            }
+            if cursor != nil, try cursor!.next() { return true }
+            let file = files[fileIndex]
+            if !started {
+                // First block of the range: seek to `lower`.
+                started = true
+                blockIndex = lower.withUnsafeBytes { file.blockIndex(atOrAfter: $0, sequence: SegmentFormat.maxSequence) }
+                if blockIndex < file.blockCount {
+                    var fresh = BlockCursor(block: try file.block(blockIndex), keyBuffer: rawKey)
+                    holdsUnconsumed = try lower.withUnsafeBytes { try fresh.seek(userKey: $0, sequence: SegmentFormat.maxSequence) }
+                    cursor = fresh
+                    continue
+                }
+            } else {
+                blockIndex += 1
+            }
+            if blockIndex < file.blockCount {
+                cursor = BlockCursor(block: try file.block(blockIndex), keyBuffer: rawKey)
+            } else {
+                // Next file: every key in it is past this one's, so it starts at block 0.
+                fileIndex += 1
+                blockIndex = 0
+                cursor = nil
+                if fileIndex < files.count {
+                    cursor = BlockCursor(block: try files[fileIndex].block(0), keyBuffer: rawKey)
+                }
+            }
+        }
+        return false
+    }
+
+    // MARK: Reverse
+
+    private func advanceBackward() throws -> Bool {
+        while let first = try takeRawBackward() {
+            // Walking backward, one key's versions come oldest first: the visible one is the
+            // last at or below the sequence.
+            var candidate = first.trailer >> 8 <= sequence_ ? first : nil
+            while let next = try peekRawBackward(), next.key == first.key {
+                peeked = nil
+                if next.trailer >> 8 <= sequence_ { candidate = next }
+            }
+            if let candidate {
+                reverseKey = candidate.key
+                reverseValue = candidate.value
+                currentSequence = candidate.trailer >> 8
+                currentTombstone = candidate.trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
+                return true
+            }
+        }
+        return false
+    }
+
+    private func takeRawBackward() throws -> (key: [UInt8], trailer: UInt64, value: [UInt8])? {
+        let entry = try peekRawBackward()
+        peeked = nil
+        return entry
+    }
+
+    /// The next raw entry walking backward from `upper` (exclusive) down to `lower`.
+    private func peekRawBackward() throws -> (key: [UInt8], trailer: UInt64, value: [UInt8])? {
+        if let peeked { return peeked }
+        while fileIndex >= 0 {
+            if reversePosition > 0 {
+                reversePosition -= 1
+                let entry = reverseEntries[reversePosition]
+                if let upper, !entry.key.lexicographicallyPrecedes(upper) { continue }
+                if entry.key.lexicographicallyPrecedes(lower) {
+                    fileIndex = -1
+                    return nil
+                }
+                peeked = entry
+                return entry
+            }
+            let file = files[fileIndex]
+            if !started {
+                started = true
+                if let upper {
+                    blockIndex = min(upper.withUnsafeBytes { file.blockIndex(atOrAfter: $0, sequence: SegmentFormat.maxSequence) }, file.blockCount - 1)
+                } else {
+                    blockIndex = file.blockCount - 1
+                }
+            } else {
+                blockIndex -= 1
+                if blockIndex < 0 {
+                    fileIndex -= 1
+                    if fileIndex < 0 { return nil }
+                    blockIndex = files[fileIndex].blockCount - 1
+                }
+            }
+            try loadBlockForReverse(files[fileIndex], blockIndex)
+        }
+        return nil
+    }
+
+    private func loadBlockForReverse(_ file: SegmentTable, _ index: Int) throws {
+        reverseEntries.removeAll(keepingCapacity: true)
+        reversePosition = 0
+        guard index >= 0 && index < file.blockCount else { return }
+        var walker = BlockCursor(block: try file.block(index), keyBuffer: rawKey)
+        while try walker.next() {
+            reverseEntries.append((copyBytes(walker.userKey), walker.trailer, copyBytes(walker.value)))
+        }
+        reversePosition = reverseEntries.count
+    }
+}

@@ -1,0 +1,169 @@
+import Synchronization
+import StrataFormat
+import StrataIO
+
+/// An open, immutable segment file (layout: docs/format/segment.md). The tail (footer,
+/// filter, index) is read once when it opens; data blocks are read on demand through the
+/// block cache.
+///
+/// Invariants:
+/// 1. The file never changes while a table is open on it: segment files are written once,
+///    synced, and only then listed in the manifest.
+/// 2. The file is removed only when the table is marked obsolete (no longer in the newest
+///    Version) and the last Version holding the table is gone: this object's deinit. So a
+///    snapshot holding an old Version keeps reading its files.
+final class SegmentTable: Sendable {
+    let meta: SegmentMeta
+    let name: String
+    let path: String
+    let tail: SegmentTail
+    private let handle: any FileHandle
+    private let cache: BlockCache
+    private let fileSystem: any FileSystem
+    private let obsolete = Atomic<Bool>(false)
+
+    var number: UInt64 { meta.fileNumber }
+    var blockCount: Int { tail.index.count }
+
+    private init(meta: SegmentMeta, name: String, path: String, tail: SegmentTail, handle: any FileHandle,
+                 cache: BlockCache, fileSystem: any FileSystem) {
+        self.meta = meta
+        self.name = name
+        self.path = path
+        self.tail = tail
+        self.handle = handle
+        self.cache = cache
+        self.fileSystem = fileSystem
+    }
+
+    /// Opens the file `meta` names and checks its tail against the manifest's record of it.
+    static func open(_ meta: SegmentMeta, directory: String, fileSystem: any FileSystem, cache: BlockCache) throws -> SegmentTable {
+        let name = ManifestFormat.segmentFileName(meta.fileNumber)
+        let path = fileSystem.path(directory, name)
+        let handle: any FileHandle
+        do {
+            guard try fileSystem.kind(of: path) == .file else {
+                throw StoreError(.corruption, "the manifest lists segment file \(name), which is missing; run strata-fsck, or restore the store from a backup", file: path)
+            }
+            handle = try fileSystem.openFile(path, create: false)
+        } catch let error as IOError {
+            throw StoreError(error, while: "opening segment file \(name)")
+        }
+        do {
+            let size = try handle.size()
+            guard UInt64(size) == meta.fileSize else {
+                throw StoreError(.corruption, "segment file \(name) is \(size) bytes, but the manifest says \(meta.fileSize); run strata-fsck", file: path)
+            }
+            guard size >= SegmentFormat.footerSize else {
+                throw StoreError(.corruption, "segment file \(name) is too short to hold a footer", file: path)
+            }
+            let footerBytes = try handle.read(at: size - Int64(SegmentFormat.footerSize), count: SegmentFormat.footerSize)
+            let footerOffset = size - Int64(SegmentFormat.footerSize)
+            let footer: SegmentFormat.Footer
+            do {
+                footer = try withBorrowed(footerBytes) { raw throws(FormatError) in try SegmentFormat.Footer.decode(raw) }
+            } catch {
+                throw StoreError(error, file: path, baseOffset: footerOffset)
+            }
+            let start = SegmentTail.start(of: footer)
+            guard start < size else {
+                throw StoreError(.corruption, "segment footer points past the end of the file", file: path, offset: footerOffset)
+            }
+            let tailBytes = try handle.read(at: Int64(start), count: Int(size) - start)
+            let tail: SegmentTail
+            do {
+                tail = try withBorrowed(tailBytes) { raw throws(FormatError) in try SegmentTail(decoding: raw, tailOffset: start) }
+            } catch {
+                throw StoreError(error, file: path)
+            }
+            guard tail.footer.entryCount == meta.entryCount, tail.footer.largestSequence == meta.largestSequence,
+                  tail.footer.smallestSequence == meta.smallestSequence else {
+                throw StoreError(.corruption, "segment file \(name) does not hold what the manifest says (entries or sequences differ); run strata-fsck", file: path)
+            }
+            return SegmentTable(meta: meta, name: name, path: path, tail: tail, handle: handle, cache: cache, fileSystem: fileSystem)
+        } catch {
+            try? handle.close()
+            throw StoreError.wrapping(error, while: "opening segment file \(name)")
+        }
+    }
+
+    deinit {
+        try? handle.close()
+        if obsolete.load(ordering: .acquiring) {
+            // Nothing references the file any more (invariant 2). A crash before this point
+            // leaves an unreferenced file, which the next open removes.
+            try? fileSystem.removeFile(path)
+        }
+    }
+
+    /// The file leaves the store once the last Version holding it is gone.
+    func markObsolete() {
+        obsolete.store(true, ordering: .releasing)
+    }
+
+    /// Data block `i`, from the cache or read, checked and decoded.
+    func block(_ i: Int) throws -> DataBlock {
+        let blockHandle = tail.index[i].handle
+        let key = BlockCache.Key(file: meta.fileNumber, offset: blockHandle.offset)
+        if let cached = cache.get(key) { return cached }
+        let stored: [UInt8]
+        do {
+            stored = try handle.read(at: Int64(blockHandle.offset), count: Int(blockHandle.size) + SegmentFormat.blockTrailerSize)
+        } catch let error as IOError {
+            throw StoreError(error, while: "reading segment file \(name)")
+        }
+        let contents: [UInt8]
+        do {
+            contents = try withBorrowed(stored) { raw throws(FormatError) in
+                try SegmentFormat.readBlock(raw, handle: SegmentFormat.BlockHandle(offset: 0, size: blockHandle.size), what: "data block").contents
+            }
+        } catch {
+            throw StoreError(error, file: path, baseOffset: Int64(blockHandle.offset))
+        }
+        let block = try DataBlock(contents: contents, fileOffset: Int(blockHandle.offset), fileName: path)
+        cache.insert(key, block)
+        return block
+    }
+
+    /// The first block that may hold internal keys at or after (`userKey`, `sequence`), or
+    /// `blockCount` if none does.
+    func blockIndex(atOrAfter userKey: UnsafeRawBufferPointer, sequence: UInt64) -> Int {
+        let target = min(sequence, SegmentFormat.maxSequence) << 8 | 0xFF
+        var low = 0, high = tail.index.count
+        while low < high {
+            let mid = (low + high) / 2
+            let below = tail.index[mid].separator.withUnsafeBytes { separator in
+                let user = UnsafeRawBufferPointer(rebasing: separator.dropLast(8))
+                let trailer = separator.loadUnaligned(fromByteOffset: separator.count - 8, as: UInt64.self).littleEndian
+                return compareInternal(user, trailer, userKey, target) < 0
+            }
+            if below { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// The newest version of `userKey` at or below `sequence` in this file.
+    func get(_ userKey: [UInt8], at sequence: UInt64, keyBuffer: KeyBuffer) throws -> MemTable.Lookup {
+        guard tail.filter.mayContain(userKey) else { return .absent }
+        return try userKey.withUnsafeBytes { key in
+            let i = blockIndex(atOrAfter: key, sequence: sequence)
+            guard i < blockCount else { return .absent }
+            var cursor = BlockCursor(block: try block(i), keyBuffer: keyBuffer)
+            var found = try cursor.seek(userKey: key, sequence: sequence)
+            if !found, i + 1 < blockCount {
+                // The separator can sit between the block's last key and the next block's
+                // first: the version wanted then starts the next block.
+                cursor = BlockCursor(block: try block(i + 1), keyBuffer: keyBuffer)
+                found = try cursor.next()
+            }
+            guard found, compareKeys(cursor.userKey, key) == 0 else { return .absent }
+            return cursor.isTombstone ? .deleted : .value(copyBytes(cursor.value))
+        }
+    }
+}
+
+/// `withUnsafeBytes` for a body that throws `FormatError`, keeping the error's type.
+func withBorrowed<R>(_ bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R) throws(FormatError) -> R {
+    let result = bytes.withUnsafeBytes { raw in Result { () throws(FormatError) -> R in try body(raw) } }
+    return try result.get()
+}
