@@ -18,6 +18,11 @@ let package = Package(
         // format encoders its microbenchmarks time.
         .library(name: "StrataBenchmarkKit", targets: ["StrataBenchmarkKit"]),
         .library(name: "StrataFormat", targets: ["StrataFormat"]),
+        // Offline checking of a store directory, as a library, and its command-line wrapper.
+        .library(name: "StrataVerifier", targets: ["StrataVerifier"]),
+        .executable(name: "strata-fsck", targets: ["StrataFsck"]),
+        // Regenerates the damaged-store fixtures: `swift run strata-fixtures Fixtures/stores`.
+        .executable(name: "strata-fixtures", targets: ["StrataFixtures"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -50,10 +55,21 @@ let package = Package(
             dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictSettings
         ),
+        // Checks a closed store's files against each other; reads through StrataIO only, so it
+        // never depends on the engine it checks.
+        .target(name: "StrataVerifier", dependencies: ["StrataFormat", "StrataIO"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "StrataFsck",
+            dependencies: ["StrataVerifier", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strictSettings
+        ),
+        // Not shipped: writes the small, byte-for-byte reproducible stores under Fixtures/stores.
+        .target(name: "StrataFixtureKit", dependencies: ["StrataFormat", "StrataIO"], swiftSettings: strictSettings),
+        .executableTarget(name: "StrataFixtures", dependencies: ["StrataFixtureKit"], swiftSettings: strictSettings),
         .testTarget(name: "StrataFormatTests", dependencies: ["StrataFormat"], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "StrataIO", "StrataFormat", "StrataTestSupport", "StrataBenchmarkKit"],
+            dependencies: ["Strata", "StrataIO", "StrataFormat", "StrataTestSupport", "StrataBenchmarkKit", "StrataVerifier"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -61,6 +77,13 @@ let package = Package(
             // Depending on the executable makes `swift test` build the `strata` binary the
             // tests spawn.
             dependencies: ["Strata", "StrataTestSupport", "StrataCLI"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataVerifierTests",
+            // Depending on StrataFsck makes `swift test` build the `strata-fsck` binary the
+            // tests spawn.
+            dependencies: ["StrataVerifier", "StrataFormat", "StrataIO", "StrataFixtureKit", "StrataFsck"],
             swiftSettings: strictSettings
         ),
     ]

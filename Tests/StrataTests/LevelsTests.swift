@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import Strata
 import StrataTestSupport
+import StrataVerifier
 
 @Suite struct LevelsTests {
     static func smallOptions() -> StoreOptions {
@@ -81,6 +82,23 @@ import StrataTestSupport
             store = try Store(path: path, options: LevelsTests.smallOptions())
             try LevelsTests.check(store, against: model, "after final reopen")
             try store.close()
+            let report = try Verifier.verify(path: path)
+            #expect(report.problemsLeft == 0, "verifier: \(report.findings.map(\.message))")
         }
+    }
+
+    @Test func opensTheCleanFixtureTheVerifierAccepts() throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Fixtures/stores/clean").standardizedFileURL.path
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("strata-fixture-\(UUID().uuidString)").path
+        try FileManager.default.copyItem(atPath: fixture, toPath: copy)
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        let store = try Store(path: copy, options: LevelsTests.smallOptions())
+        let count = try store.read { tx in try tx.scan(from: [0]).count }
+        #expect(count > 0)
+        #expect(store.recovery.segmentFiles > 0)
+        try store.close()
+        let report = try Verifier.verify(path: copy)
+        #expect(report.problemsLeft == 0, "verifier after the engine opened the fixture: \(report.findings.map(\.message))")
     }
 }

@@ -1,0 +1,106 @@
+import StrataFormat
+
+/// Reads the current manifest: header, every record, and the replay of its edits
+/// (docs/format/manifest.md, "Validity rules").
+enum ManifestCheck {
+    struct Outcome {
+        /// The replayed state, or nil when the manifest could not be read to its end. Without
+        /// it nobody can say which files are referenced, so none may be called leftovers.
+        var state: ManifestState?
+        var findings: [VerifierFinding]
+    }
+
+    static func check(name: String, number: UInt64, bytes: [UInt8]) -> Outcome {
+        var findings: [VerifierFinding] = []
+        func report(_ code: String, _ offset: Int?, _ message: String) {
+            findings.append(VerifierFinding(severity: .error, file: name, offset: offset.map(Int64.init), code: code, message: message))
+        }
+
+        let header: ManifestFormat.Header
+        do {
+            header = try withBorrowedBytes(bytes) { raw throws(FormatError) in try ManifestFormat.Header.decode(raw) }
+        } catch {
+            if case .unsupportedVersion = error.kind {
+                report(FindingCode.manifestUnsupportedVersion, error.offset, "\(error.message); check this store with a newer strata-fsck")
+            } else {
+                report(FindingCode.manifestHeader, error.offset, "the manifest's header is damaged (\(error.message)), so the store cannot tell which segment files it holds; restore the store from a backup")
+            }
+            return Outcome(state: nil, findings: findings)
+        }
+        if header.fileNumber != number {
+            report(FindingCode.manifestNumberMismatch, 16, "the manifest's header says it is number \(header.fileNumber), but its name says \(number); the file was renamed or copied over: restore the store from a backup")
+        }
+
+        var replay = ManifestReplay(file: name)
+        var scanner = WALScanner(bytes: bytes, start: ManifestFormat.headerSize)
+        var records = 0
+        scan: while true {
+            let damage: (offset: Int, reason: String)
+            switch scanner.next() {
+            case .record(let payload, let offset, _):
+                let edit: VersionEdit
+                do {
+                    edit = try withBorrowedBytes(payload) { raw throws(FormatError) in try VersionEdit.decode(raw, baseOffset: offset) }
+                } catch {
+                    // The record passed its checksum, so it was written whole: a torn append
+                    // cannot produce it, whatever its position.
+                    report(FindingCode.manifestBadEdit, offset, "the manifest record at byte \(offset) is intact but does not decode (\(error.message)); it was written by a newer or faulty Strata: restore the store from a backup")
+                    return Outcome(state: nil, findings: findings + replay.findings)
+                }
+                replay.apply(edit, isFirst: records == 0, offset: offset)
+                records += 1
+                continue scan
+            case .end(let offset):
+                if scanner.isZero(from: offset) { break scan }
+                damage = (offset, "non-zero bytes follow the last record")
+            case .invalid(let offset, let reason):
+                damage = (offset, reason)
+            }
+            if records == 0 {
+                report(FindingCode.manifestCorruptRecord, damage.offset, "the manifest's first record, its snapshot, is damaged (\(damage.reason)); it was synced before the manifest was installed, so this is corruption: restore the store from a backup")
+                return Outcome(state: nil, findings: findings + replay.findings)
+            }
+            if let later = laterRecord(in: bytes, after: damage.offset) {
+                report(FindingCode.manifestCorruptRecord, damage.offset, "the manifest is damaged at byte \(damage.offset) (\(damage.reason)), and a record at byte \(later) follows, so these bytes had been synced: this is corruption, restore the store from a backup")
+                return Outcome(state: nil, findings: findings + replay.findings)
+            }
+            findings.append(VerifierFinding(
+                severity: .info, file: name, offset: Int64(damage.offset), code: FindingCode.manifestTornRecord,
+                message: "the manifest's last record, at byte \(damage.offset), is incomplete (\(damage.reason)): an append that a crash interrupted before it was acknowledged; the store ignores it when it opens"))
+            break scan
+        }
+        if records == 0 {
+            report(FindingCode.manifestEmpty, ManifestFormat.headerSize, "the manifest has no records, not even its snapshot, so the store cannot tell which segment files it holds; restore the store from a backup")
+            return Outcome(state: nil, findings: findings)
+        }
+        replay.finish(manifestNumber: number)
+        return Outcome(state: replay.state, findings: findings + replay.findings)
+    }
+
+    /// The offset of a valid record after damage at `offset`, or nil. Such a record means the
+    /// damage is not in the last record. Records are only ever appended, so the rest of the
+    /// damaged block is probed at every byte (a damaged length field hides where the next
+    /// record starts), then later blocks from their starts, as WAL recovery resyncs.
+    static func laterRecord(in bytes: [UInt8], after offset: Int) -> Int? {
+        let blockEnd = min(bytes.count, (offset / WALFormat.blockSize + 1) * WALFormat.blockSize)
+        var position = offset + WALFormat.fragmentHeaderSize
+        while position + WALFormat.fragmentHeaderSize <= blockEnd {
+            var probe = WALScanner(bytes: bytes, start: position)
+            if case .record(_, let found, _) = probe.next() { return found }
+            position += 1
+        }
+        var scanner = WALScanner(bytes: bytes, start: offset)
+        scanner.skipToNextBlock(after: offset)
+        while true {
+            switch scanner.next() {
+            case .record(_, let found, _):
+                return found
+            case .invalid(let bad, _):
+                scanner.skipToNextBlock(after: max(bad, scanner.position - 1))
+            case .end(let end):
+                if end >= bytes.count || scanner.isZero(from: end) { return nil }
+                scanner.skipToNextBlock(after: end)
+            }
+        }
+    }
+}

@@ -1,0 +1,13 @@
+import StrataFormat
+
+/// The store's files as the current manifest describes them after replaying every record
+/// (docs/format/manifest.md, "Replay"). A store without a manifest is this state's default:
+/// nothing in segment files, so the WAL holds everything from sequence 1.
+struct ManifestState {
+    var logNumber: UInt64 = 0
+    var lastSequence: UInt64 = 0
+    /// Nil until a record sets it.
+    var nextFileNumber: UInt64?
+    /// Live segments by file number.
+    var live: [UInt64: SegmentMeta] = [:]
+}

@@ -1,0 +1,122 @@
+import StrataFormat
+
+/// Reads the WAL segments the store would replay, oldest first, applying the rules recovery
+/// applies (docs/format/wal.md, "Validity rules" and "Recovery"): damage is corruption,
+/// except at the end of the last segment when no later record proves it had been synced.
+struct WALCheck {
+    /// A torn write at the end of the last segment, which repair cuts off.
+    struct TornTail {
+        var file: String
+        var offset: Int
+    }
+
+    /// The store's limits, as docs/format/wal.md gives them ("Batch payload").
+    static let maxKeyBytes = 16 * 1024
+    static let maxValueBytes = 16 << 20
+
+    private(set) var findings: [VerifierFinding] = []
+    private(set) var tornTail: TornTail?
+    /// The sequence of the first record read, if any.
+    private(set) var firstSequence: UInt64?
+    /// The sequence the next record must carry; nil after damage, when it cannot be known.
+    private var expected: UInt64?
+
+    /// `lastSequence` is the manifest's, or nil when the manifest could not be read.
+    init(lastSequence: UInt64?) {
+        expected = lastSequence.map { $0 + 1 }
+    }
+
+    /// Reports the last segment as a creation that a crash interrupted when it is one. The
+    /// store deletes such a segment when it opens, and the one before it becomes the last.
+    mutating func checkIncomplete(name: String, bytes: [UInt8]) -> Bool {
+        guard WALTail.isIncompleteSegment(bytes) else { return false }
+        findings.append(VerifierFinding(
+            severity: .info, file: name, offset: 0, code: FindingCode.walIncompleteSegment,
+            message: "the WAL segment's creation was interrupted by a crash before its header was written; it holds no record, and the store deletes it when it opens"))
+        return true
+    }
+
+    mutating func check(name: String, number: UInt64, bytes: [UInt8], isLast: Bool) {
+        let header: WALFormat.SegmentHeader
+        do {
+            header = try withBorrowedBytes(bytes) { raw throws(FormatError) in try WALFormat.SegmentHeader.decode(raw) }
+        } catch {
+            if case .unsupportedVersion = error.kind {
+                self.report(FindingCode.walUnsupportedVersion, name, error.offset, "\(error.message); check this store with a newer strata-fsck")
+            } else {
+                self.report(FindingCode.walHeader, name, error.offset, "the WAL segment's header is damaged (\(error.message)), so the store cannot replay it and will refuse to open; restore the store from a backup")
+            }
+            expected = nil
+            return
+        }
+        if header.segmentNumber != number {
+            report(FindingCode.walNumberMismatch, name, 16, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number); the file was renamed or copied over, and the store will refuse to open: restore the store from a backup")
+        }
+
+        var scanner = WALScanner(bytes: bytes)
+        while true {
+            let damage: (offset: Int, reason: String)
+            switch scanner.next() {
+            case .record(let payload, let offset, _):
+                guard checkBatch(payload, name: name, offset: offset) else {
+                    expected = nil
+                    return
+                }
+                continue
+            case .end(let offset):
+                if scanner.isZero(from: offset) { return }
+                damage = (offset, "non-zero bytes follow the end of the log")
+            case .invalid(let offset, let reason):
+                damage = (offset, reason)
+            }
+            expected = nil
+            guard isLast else {
+                report(FindingCode.walCorruption, name, damage.offset, "the WAL segment is damaged at byte \(damage.offset) (\(damage.reason)); it is not the last segment, so these bytes had been synced: the store will refuse to open, restore it from a backup")
+                return
+            }
+            if let proof = WALTail.laterRecordClaimingSynced(bytes, beyond: damage.offset) {
+                report(FindingCode.walCorruption, name, damage.offset, "the WAL is damaged at byte \(damage.offset) (\(damage.reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write: the store will refuse to open, restore it from a backup")
+                return
+            }
+            let discarded = max(0, (lastNonZeroIndex(bytes) ?? damage.offset) + 1 - damage.offset)
+            tornTail = TornTail(file: name, offset: damage.offset)
+            findings.append(VerifierFinding(
+                severity: .warning, file: name, offset: Int64(damage.offset), code: FindingCode.walTornTail,
+                message: "the WAL ends in a torn write at byte \(damage.offset) (\(damage.reason)); the \(discarded) bytes of data from there on were never synced, so no transaction in them was acknowledged as durable; repair cuts them off, as the store does when it opens",
+                repairable: true))
+            return
+        }
+    }
+
+    /// Decodes one record's batch and checks its sequence follows the previous one. Returns
+    /// false when the batch does not decode.
+    private mutating func checkBatch(_ payload: [UInt8], name: String, offset: Int) -> Bool {
+        let header: BatchFormat.Header
+        do {
+            header = try payload.withUnsafeBytes { raw in
+                try BatchFormat.decode(raw, baseOffset: offset, maxKeyBytes: Self.maxKeyBytes, maxValueBytes: Self.maxValueBytes) { _, key, _ in
+                    if key.isEmpty { throw FormatError(.malformed, "a key is empty", offset: offset) }
+                }
+            }
+        } catch {
+            let detail = (error as? FormatError)?.message ?? "\(error)"
+            self.report(FindingCode.walBadBatch, name, offset, "the WAL record at byte \(offset) is intact but its transaction does not decode (\(detail)); it was written by a newer or faulty Strata, and the store will refuse to open: restore the store from a backup")
+            return false
+        }
+        let isFirst = firstSequence == nil
+        if isFirst { firstSequence = header.sequence }
+        if let expected, header.sequence != expected {
+            let rule = !isFirst
+                ? "the record before it has sequence \(expected - 1)"
+                : expected == 1 ? "nothing is in segment files, so the log must start at sequence 1"
+                : "the manifest's last sequence is \(expected - 1), so the log must continue at \(expected)"
+            report(FindingCode.walSequenceGap, name, offset, "the WAL record at byte \(offset) has sequence \(header.sequence), but \(rule): transactions are missing or repeated, and the store will refuse to open; restore the store from a backup")
+        }
+        expected = header.sequence + 1
+        return true
+    }
+
+    private mutating func report(_ code: String, _ file: String, _ offset: Int?, _ message: String) {
+        findings.append(VerifierFinding(severity: .error, file: file, offset: offset.map(Int64.init), code: code, message: message))
+    }
+}
