@@ -13,6 +13,10 @@ let strictSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 let package = Package(
     name: "StrataBenchmarks",
     platforms: [.macOS(.v15)],
+    products: [
+        // The StrataScale target, run as `strata-scale`.
+        .executable(name: "strata-scale", targets: ["StrataScale"]),
+    ],
     dependencies: [
         // Named, because a path dependency's identity is otherwise its folder's name, which
         // differs between checkouts.
@@ -36,6 +40,18 @@ let package = Package(
                 .product(name: "StrataBenchmarkKit", package: "Strata"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "CSQLitePeer", "CLMDBPeer", "CLevelDBPeer", "CRocksDBPeer",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Scale: load memory, reopen time, readrandom at N against a small store, and space
+        // after overwrite + compact, through Strata's public API, with pass/fail thresholds:
+        //   swift run -c release --package-path Benchmarks strata-scale --num 10000000
+        .executableTarget(
+            name: "StrataScale",
+            dependencies: [
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataBenchmarkKit", package: "Strata"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
         ),

@@ -22,7 +22,7 @@ final class RawFileIterator {
             if cursor != nil, try cursor!.next() { return true }
             blockIndex += 1
             if blockIndex < files[fileIndex].blockCount {
-                cursor = BlockCursor(block: try files[fileIndex].block(blockIndex), keyBuffer: keyBuffer)
+                cursor = BlockCursor(block: try files[fileIndex].readBlock(blockIndex), keyBuffer: keyBuffer)
             } else {
                 cursor = nil
                 fileIndex += 1
@@ -59,6 +59,8 @@ struct CompactionMerge {
     let deeperLevels: [[SegmentTable]]
     let targetFileBytes: Int
     let options: StoreOptions
+    /// Polled every few thousand entries; true abandons the merge (`MaintenanceStopped`).
+    let shouldStop: () -> Bool
 
     /// Runs the merge, calling `write` for each finished output file.
     func run(write: (inout SegmentOutput) throws -> SegmentMeta) throws -> (outputs: [SegmentMeta], entriesIn: Int, entriesOut: Int) {
@@ -87,6 +89,7 @@ struct CompactionMerge {
             if best < 0 { break }
             let run = runs[best]
             entriesIn += 1
+            if entriesIn & 4095 == 0, shouldStop() { throw MaintenanceStopped() }
             let sequence = run.trailer >> 8
             let isTombstone = run.trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
             let sameKey = currentKey.map { key in key.withUnsafeBytes { compareKeys($0, run.userKey) == 0 } } ?? false

@@ -1,45 +1,69 @@
 import StrataFormat
 
-/// One decoded data block of a segment (layout: docs/format/segment.md, "Blocks"), held by the
-/// block cache and by cursors. Its bytes live in memory allocated once and never changed, so a
-/// cursor may hand out pointers into them for as long as it holds the block.
+/// One data block of a segment (layout: docs/format/segment.md, "Blocks"), held by the block
+/// cache and by cursors: either decoded into memory this object owns, or borrowed from a
+/// mapped segment file that `owner` keeps alive. Its bytes never change, so a cursor may hand
+/// out pointers into them for as long as it holds the block.
 final class DataBlock: @unchecked Sendable {
-    // @unchecked Sendable: `bytes` is written once in init and only read afterwards.
-    let bytes: UnsafeMutableRawBufferPointer
+    // @unchecked Sendable: the bytes are written once (or mapped read-only) and only read.
+    let contents: UnsafeRawBufferPointer
+    private let owned: UnsafeMutableRawBufferPointer?
+    private let owner: AnyObject?
     /// Where the entries end and the restart array begins.
     let entriesEnd: Int
-    let restarts: [Int]
+    let restartCount: Int
     /// File offset of the block, for errors.
     let fileOffset: Int
     let fileName: String
 
-    /// Checks the restart array (the per-entry checks happen as cursors decode).
+    /// Copies decoded `contents`, checking the restart array first (entries are checked as
+    /// cursors decode them).
     init(contents: [UInt8], fileOffset: Int, fileName: String) throws {
-        let checked: SegmentBlockReader
-        do {
-            checked = try SegmentBlockReader(contents, blockOffset: fileOffset, positionsAreFileOffsets: false)
-        } catch {
-            throw StoreError(error, file: fileName)
-        }
+        let count = try DataBlock.checkRestarts(contents, fileOffset: fileOffset, fileName: fileName)
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(contents.count, 1), alignment: 8)
         contents.withUnsafeBytes { storage.copyMemory(from: $0) }
-        bytes = storage
-        let count = checked.restartCount
-        let end = contents.count - 4 - 4 * count
-        restarts = contents.withUnsafeBytes { raw in
-            (0..<count).map { Int(raw.loadUnaligned(fromByteOffset: end + 4 * $0, as: UInt32.self).littleEndian) }
-        }
-        entriesEnd = end
+        owned = storage
+        owner = nil
+        self.contents = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(storage)[0..<contents.count])
+        restartCount = count
+        entriesEnd = contents.count - 4 - 4 * count
+        self.fileOffset = fileOffset
+        self.fileName = fileName
+    }
+
+    /// Borrows bytes of a mapped file whose restart array was already checked
+    /// (`checkRestarts`); `owner` keeps the mapping alive.
+    init(mapped bytes: UnsafeRawBufferPointer, owner: AnyObject, fileOffset: Int, fileName: String) {
+        contents = bytes
+        owned = nil
+        self.owner = owner
+        restartCount = Int(bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self).littleEndian)
+        entriesEnd = bytes.count - 4 - 4 * restartCount
         self.fileOffset = fileOffset
         self.fileName = fileName
     }
 
     deinit {
-        bytes.deallocate()
+        owned?.deallocate()
+    }
+
+    /// Checks a block's restart array (count, order, bounds) and returns the count.
+    static func checkRestarts(_ contents: [UInt8], fileOffset: Int, fileName: String) throws -> Int {
+        do {
+            return try SegmentBlockReader(contents, blockOffset: fileOffset, positionsAreFileOffsets: false).restartCount
+        } catch {
+            throw StoreError(error, file: fileName)
+        }
+    }
+
+    /// The entry offset of restart point `i`.
+    @inline(__always)
+    func restart(_ i: Int) -> Int {
+        Int(contents.loadUnaligned(fromByteOffset: entriesEnd + 4 * i, as: UInt32.self).littleEndian)
     }
 
     /// Bytes this block costs the cache.
-    var cost: Int { bytes.count + restarts.count * 8 + 64 }
+    var cost: Int { contents.count + 64 }
 
     func corruption(_ message: String) -> StoreError {
         StoreError(.corruption, "segment data block is damaged (\(message)); run strata-fsck", file: fileName, offset: Int64(fileOffset))
@@ -69,14 +93,14 @@ struct BlockCursor {
     var sequence: UInt64 { trailer >> 8 }
     var isTombstone: Bool { trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue) }
     var value: UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: block.bytes.baseAddress! + valueStart, count: valueCount)
+        UnsafeRawBufferPointer(start: block.contents.baseAddress! + valueStart, count: valueCount)
     }
 
     /// Decodes the next entry (the first, on a new cursor) and makes it current; false at
     /// the end of the block.
     mutating func next() throws -> Bool {
         guard position < block.entriesEnd else { return false }
-        let bytes = UnsafeRawBufferPointer(block.bytes)
+        let bytes = block.contents
         let end = block.entriesEnd
         var p = position
         let shared = try varint(bytes, &p, end)
@@ -100,14 +124,14 @@ struct BlockCursor {
     mutating func seek(userKey: UnsafeRawBufferPointer, sequence: UInt64) throws -> Bool {
         let target = SegmentFormat.trailer(sequence: min(sequence, SegmentFormat.maxSequence), kind: .value) | 0xFF
         // Largest restart whose key is before the target; restart 0 if none is.
-        var low = 0, high = block.restarts.count - 1
+        var low = 0, high = block.restartCount - 1
         while low < high {
             let mid = (low + high + 1) / 2
-            reset(to: block.restarts[mid])
+            reset(to: block.restart(mid))
             guard try next() else { break }
             if compareInternal(self.userKey, trailer, userKey, target) < 0 { low = mid } else { high = mid - 1 }
         }
-        reset(to: block.restarts[low])
+        reset(to: block.restart(low))
         while try next() {
             if compareInternal(self.userKey, trailer, userKey, target) >= 0 { return true }
         }

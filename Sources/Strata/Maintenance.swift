@@ -4,6 +4,10 @@ import Synchronization
 import StrataFormat
 import StrataIO
 
+/// Thrown inside a compaction when the store starts closing, so that `close()` does not wait
+/// for a long merge whose result nobody needs now.
+struct MaintenanceStopped: Error {}
+
 /// A memtable the writer has sealed, waiting to be flushed.
 struct SealedMemTable: @unchecked Sendable {
     // @unchecked Sendable: MemTable is Sendable; the tuple-free struct only carries numbers.
@@ -15,22 +19,24 @@ struct SealedMemTable: @unchecked Sendable {
     let nextLogNumber: UInt64
 }
 
-/// Flushes sealed memtables to level-0 segment files and compacts levels, in the background,
-/// on one serial queue; installs each result with a manifest edit and a new Version.
+/// Flushes sealed memtables to level-0 segment files on one serial queue and compacts levels
+/// on another, so a flush never waits for a long merge; installs each result with a manifest
+/// edit and a new Version.
 ///
 /// Invariants:
-/// 1. Everything marked "maintenance-confined" is touched only on `queue` (or by recovery,
-///    before the queue starts).
+/// 1. Everything marked "install-locked" is touched only while holding `installLock`. The
+///    slow parts of a flush or a merge (building and writing files) run outside it; the lock
+///    covers choosing inputs, numbering files and installing results.
 /// 2. Sealed memtables are flushed oldest first, so `logNumber` and `lastSequence` only grow.
 /// 3. A result is visible (a new Version published) only after its manifest edit is durable
 ///    (ManifestWriter invariant 1), and a WAL segment is deleted only after the edit whose
 ///    `logNumber` covers it is durable.
 /// 4. A file leaves a level only through a durable edit; the file itself goes when no Version
 ///    holds it (SegmentTable invariant 2).
-/// 5. The levels here always equal the published Version's levels: only this queue changes
+/// 5. The levels here always equal the published Version's levels: only maintenance changes
 ///    them, and it publishes every change.
 final class Maintenance: @unchecked Sendable {
-    // @unchecked Sendable: mutable state is either maintenance-confined (invariant 1) or
+    // @unchecked Sendable: mutable state is either install-locked (invariant 1) or
     // behind a Mutex or atomics.
 
     struct PersistedState {
@@ -39,7 +45,11 @@ final class Maintenance: @unchecked Sendable {
         var nextFileNumber: UInt64
     }
 
-    let queue = DispatchQueue(label: "strata.maintenance", qos: .utility)
+    let flushQueue = DispatchQueue(label: "strata.flush", qos: .utility)
+    let compactionQueue = DispatchQueue(label: "strata.compaction", qos: .utility)
+    /// Guards the install-locked state below (invariant 1). Held by background work only:
+    /// the writer and readers never take it.
+    private let installLock = Mutex(())
     private let fileSystem: any FileSystem
     private let directory: String
     private let options: StoreOptions
@@ -59,7 +69,8 @@ final class Maintenance: @unchecked Sendable {
     let retiredWALBytes = Atomic<Int>(0)
     let retiredWALSegments = Atomic<Int>(0)
 
-    // Maintenance-confined (invariant 1).
+    // Install-locked (invariant 1). Only one compaction runs at a time (compactionQueue), and
+    // only it removes files, so a merge's inputs are still live when it installs.
     private var manifest: ManifestWriter
     private var state: PersistedState
     private var levels: [[SegmentTable]]
@@ -94,45 +105,60 @@ final class Maintenance: @unchecked Sendable {
     /// Runs whatever is due: flushes, then compactions.
     func schedule() {
         if options.runsBackgroundWorkInline {
-            queue.sync { runDueWork() }
+            flushQueue.sync { flushDue() }
+            compactionQueue.sync { compactDue() }
         } else {
-            queue.async { self.runDueWork() }
+            flushQueue.async {
+                self.flushDue()
+                self.compactionQueue.async { self.compactDue() }
+            }
         }
     }
 
     /// Flushes every sealed memtable, then merges every file into one level. Blocks.
     func compactAll() throws {
-        try queue.sync { try compactAllOnQueue() }
+        try compactionQueue.sync { try compactAllOnQueue() }
     }
 
-    /// `compactAll`, for a caller already on `queue`.
+    /// `compactAll`, for a caller already on `compactionQueue`.
     func compactAllOnQueue() throws {
-        dispatchPrecondition(condition: .onQueue(queue))
+        dispatchPrecondition(condition: .onQueue(compactionQueue))
         do {
+            try flushQueue.sync { try flushPending() }
             try fullCompaction()
         } catch {
             throw recordFailure(error, while: "compacting the store")
         }
     }
 
-    /// Stops starting new work and waits for the running job. Called once, at close.
+    /// Stops starting new work and waits for the running jobs. Called once, at close.
     func shutdown() {
         stopping.store(true, ordering: .relaxed)
-        queue.sync { manifest.close() }
+        flushQueue.sync {}
+        compactionQueue.sync {}
+        installLock.withLock { _ in manifest.close() }
         progress.signal()
     }
 
-    // MARK: Work (maintenance-confined)
+    // MARK: Work
 
-    private func runDueWork() {
+    private func flushDue() {
         do {
             try flushPending()
-            while !stopping.load(ordering: .relaxed), let plan = pickCompaction() {
-                try compact(plan)
-                try flushPending()
-            }
         } catch {
-            _ = recordFailure(error, while: "flushing or compacting in the background")
+            _ = recordFailure(error, while: "flushing a memtable in the background")
+        }
+    }
+
+    private func compactDue() {
+        do {
+            while !stopping.load(ordering: .relaxed), let plan = installLock.withLock({ _ in pickCompaction() }) {
+                try compact(plan)
+            }
+        } catch is MaintenanceStopped {
+            // The store is closing; the merge's outputs were removed, its inputs are intact.
+        } catch {
+            _ = recordFailure(error, while: "compacting in the background")
         }
     }
 
@@ -153,6 +179,7 @@ final class Maintenance: @unchecked Sendable {
         }
     }
 
+    /// Writes a sealed memtable as one level-0 file and installs it. On `flushQueue`.
     private func flush(_ sealed: SealedMemTable) throws {
         try options.failpoints?.handler(.beforeFlush)
         var output = SegmentOutput(level: 0, options: options)
@@ -161,38 +188,40 @@ final class Maintenance: @unchecked Sendable {
             try output.add(userKey: copyBytes(node.key), sequence: node.sequence, isTombstone: node.isTombstone,
                            value: node.isTombstone ? [] : copyBytes(node.value))
         }
-        var edit = VersionEdit(logNumber: sealed.nextLogNumber, lastSequence: max(state.lastSequence, sealed.lastSequence))
+        var edit = VersionEdit(logNumber: sealed.nextLogNumber, lastSequence: sealed.lastSequence)
         var table: SegmentTable? = nil
         if output.entryCount > 0 {
             let number = allocateFileNumber()
             let meta = try output.write(number: number, fileSystem: fileSystem, directory: directory)
             try fileSystem.syncDirectory(directory)
-            try options.failpoints?.handler(.beforeManifestEdit)
             edit.added = [meta]
-            edit.nextFileNumber = state.nextFileNumber
-            try log(edit)
             table = try SegmentTable.open(meta, directory: directory, fileSystem: fileSystem, cache: cache)
-        } else {
-            try options.failpoints?.handler(.beforeManifestEdit)
+        }
+        try options.failpoints?.handler(.beforeManifestEdit)
+        try installLock.withLock { _ in
+            edit.lastSequence = max(state.lastSequence, sealed.lastSequence)
             edit.nextFileNumber = state.nextFileNumber
             try log(edit)
-        }
-        if let table { levels[0].insert(table, at: 0) }
-        let levels = self.levels
-        published.replaceVersion { version in
-            version.replacing(sealed: version.sealed.filter { $0 !== sealed.table }, levels: levels)
+            if let table { levels[0].insert(table, at: 0) }
+            let levels = self.levels
+            published.replaceVersion { version in
+                version.replacing(sealed: version.sealed.filter { $0 !== sealed.table }, levels: levels)
+            }
         }
         flushCount.add(1, ordering: .relaxed)
         retireWAL(below: sealed.nextLogNumber)
     }
 
     private func allocateFileNumber() -> UInt64 {
-        defer { state.nextFileNumber += 1 }
-        return state.nextFileNumber
+        installLock.withLock { _ in
+            defer { state.nextFileNumber += 1 }
+            return state.nextFileNumber
+        }
     }
 
     /// Makes `edit` durable: appended to the manifest, or in a new manifest that starts with
     /// a snapshot of the whole state after the edit. Applies the edit's scalars to `state`.
+    /// Install-locked.
     private func log(_ edit: VersionEdit) throws {
         var next = state
         if let logNumber = edit.logNumber { next.logNumber = logNumber }
@@ -244,25 +273,42 @@ final class Maintenance: @unchecked Sendable {
         return target
     }
 
-    /// The most urgent compaction, if any is due.
+    /// The most urgent compaction, if any is due: the level whose score is highest, where
+    /// level 0 scores its file count over the trigger and deeper levels their bytes over
+    /// their target. Choosing by score (rather than level 0 first) keeps a steady stream of
+    /// flushes from starving the deeper levels, whose overgrowth would make every level-0
+    /// merge rewrite them whole.
     private func pickCompaction() -> CompactionPlan? {
-        if levels[0].count >= max(options.level0CompactionTrigger, 1) {
+        var bestLevel = -1
+        var bestScore = 1.0
+        let l0Score = Double(levels[0].count) / Double(max(options.level0CompactionTrigger, 1))
+        if l0Score >= bestScore {
+            bestLevel = 0
+            bestScore = l0Score
+        }
+        for level in 1..<(ManifestFormat.maxLevels - 1) {
+            let score = Double(levelBytes(level)) / Double(targetBytes(level))
+            if score > bestScore {
+                bestLevel = level
+                bestScore = score
+            }
+        }
+        if bestLevel < 0 { return nil }
+        if bestLevel == 0 {
             let files = levels[0]
             let smallest = files.map(\.meta.smallestKey).min { $0.lexicographicallyPrecedes($1) }!
             let largest = files.map(\.meta.largestKey).max { $0.lexicographicallyPrecedes($1) }!
             return CompactionPlan(inputs: [(0, files), (1, overlapping(1, smallest, largest))], outputLevel: 1,
                                   reason: "level 0 holds \(files.count) files")
         }
-        for level in 1..<(ManifestFormat.maxLevels - 1) where levelBytes(level) > targetBytes(level) {
-            let files = levels[level]
-            // Round robin through the level's key space, so every range gets its turn.
-            let pointer = compactPointers[level]
-            let chosen = files.first { file in pointer.map { $0.lexicographicallyPrecedes(file.meta.smallestKey) } ?? true } ?? files[0]
-            compactPointers[level] = chosen.meta.largestKey
-            return CompactionPlan(inputs: [(level, [chosen]), (level + 1, overlapping(level + 1, chosen.meta.smallestKey, chosen.meta.largestKey))],
-                                  outputLevel: level + 1, reason: "level \(level) holds \(levelBytes(level)) bytes")
-        }
-        return nil
+        let level = bestLevel
+        let files = levels[level]
+        // Round robin through the level's key space, so every range gets its turn.
+        let pointer = compactPointers[level]
+        let chosen = files.first { file in pointer.map { $0.lexicographicallyPrecedes(file.meta.smallestKey) } ?? true } ?? files[0]
+        compactPointers[level] = chosen.meta.largestKey
+        return CompactionPlan(inputs: [(level, [chosen]), (level + 1, overlapping(level + 1, chosen.meta.smallestKey, chosen.meta.largestKey))],
+                              outputLevel: level + 1, reason: "level \(level) holds \(levelBytes(level)) bytes")
     }
 
     /// Files of level `level` (>= 1) whose range meets [smallest, largest].
@@ -275,20 +321,60 @@ final class Maintenance: @unchecked Sendable {
     /// Flushes every sealed memtable, then merges every file into the deepest non-empty level
     /// (at least level 1).
     private func fullCompaction() throws {
-        try flushPending()
-        let deepest = levels.lastIndex { !$0.isEmpty } ?? 0
-        guard deepest > 0 || !levels[0].isEmpty else { return }
-        let inputs = levels.enumerated().filter { !$0.element.isEmpty }.map { (level: $0.offset, files: $0.element) }
-        try compact(CompactionPlan(inputs: inputs, outputLevel: max(deepest, 1), reason: "a full compaction was asked for"))
+        let plan: CompactionPlan? = installLock.withLock { _ in
+            let deepest = levels.lastIndex { !$0.isEmpty } ?? 0
+            guard deepest > 0 || !levels[0].isEmpty else { return nil }
+            let inputs = levels.enumerated().filter { !$0.element.isEmpty }.map { (level: $0.offset, files: $0.element) }
+            return CompactionPlan(inputs: inputs, outputLevel: max(deepest, 1), reason: "a full compaction was asked for")
+        }
+        if let plan { try compact(plan) }
+    }
+
+    /// True when the plan's upper-level files overlap neither each other nor anything in the
+    /// output level: they can move down by a manifest edit alone, without being rewritten
+    /// (keys loaded in order never need merging).
+    private func canMoveWithoutMerging(_ plan: CompactionPlan) -> Bool {
+        guard plan.inputs.count == 2, plan.inputs[1].files.isEmpty, plan.outputLevel == plan.inputs[0].level + 1 else { return false }
+        let files = plan.inputs[0].files.sorted { $0.meta.smallestKey.lexicographicallyPrecedes($1.meta.smallestKey) }
+        return zip(files, files.dropFirst()).allSatisfy { $0.meta.largestKey.lexicographicallyPrecedes($1.meta.smallestKey) }
+    }
+
+    private func move(_ plan: CompactionPlan) throws {
+        let files = plan.inputs[0].files
+        let moved = files.map { file -> SegmentMeta in
+            var meta = file.meta
+            meta.level = plan.outputLevel
+            return meta
+        }
+        // The same files, opened again under their new level (a table's record is immutable).
+        let reopened = try moved.map { try SegmentTable.open($0, directory: directory, fileSystem: fileSystem, cache: cache) }
+        try options.failpoints?.handler(.beforeManifestEdit)
+        try installLock.withLock { _ in
+            try log(VersionEdit(nextFileNumber: state.nextFileNumber, added: moved,
+                                removed: files.map { (level: plan.inputs[0].level, fileNumber: $0.number) }))
+            let numbers = Set(files.map(\.number))
+            levels[plan.inputs[0].level].removeAll { numbers.contains($0.number) }
+            levels[plan.outputLevel].append(contentsOf: reopened)
+            levels[plan.outputLevel].sort { $0.meta.smallestKey.lexicographicallyPrecedes($1.meta.smallestKey) }
+            let levels = self.levels
+            published.replaceVersion { $0.replacing(levels: levels) }
+        }
+        compactionCount.add(1, ordering: .relaxed)
     }
 
     private func compact(_ plan: CompactionPlan) throws {
         try options.failpoints?.handler(.beforeCompaction)
+        if canMoveWithoutMerging(plan) {
+            try move(plan)
+            return
+        }
         let view = published.latest()
         // The oldest sequence anyone may read at: a live snapshot's, or else the newest.
         let horizon = min(oldestPinned() ?? view.sequence, view.sequence)
-        let merge = CompactionMerge(plan: plan, horizon: horizon, deeperLevels: Array(levels.dropFirst(plan.outputLevel + 1)),
-                                    targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options)
+        let deeper = installLock.withLock { _ in Array(levels.dropFirst(plan.outputLevel + 1)) }
+        let merge = CompactionMerge(plan: plan, horizon: horizon, deeperLevels: deeper,
+                                    targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options,
+                                    shouldStop: { self.stopping.load(ordering: .relaxed) })
         var written: [UInt64] = []
         let result: (outputs: [SegmentMeta], entriesIn: Int, entriesOut: Int)
         do {
@@ -298,21 +384,23 @@ final class Maintenance: @unchecked Sendable {
                 return try output.write(number: number, fileSystem: fileSystem, directory: directory)
             }
             try fileSystem.syncDirectory(directory)
+            let opened = try result.outputs.map { try SegmentTable.open($0, directory: directory, fileSystem: fileSystem, cache: cache) }
             try options.failpoints?.handler(.beforeManifestEdit)
             let removed = plan.inputs.flatMap { input in input.files.map { (level: input.level, fileNumber: $0.number) } }
-            try log(VersionEdit(nextFileNumber: state.nextFileNumber, added: result.outputs, removed: removed))
+            try installLock.withLock { _ in
+                try log(VersionEdit(nextFileNumber: state.nextFileNumber, added: result.outputs, removed: removed))
+                let inputNumbers = Set(plan.allInputs.map(\.number))
+                for level in levels.indices { levels[level].removeAll { inputNumbers.contains($0.number) } }
+                levels[plan.outputLevel].append(contentsOf: opened)
+                levels[plan.outputLevel].sort { $0.meta.smallestKey.lexicographicallyPrecedes($1.meta.smallestKey) }
+                let levels = self.levels
+                published.replaceVersion { $0.replacing(levels: levels) }
+            }
         } catch {
             // Outputs nobody references yet: remove them now (or the next open will).
             for number in written { try? fileSystem.removeFile(fileSystem.path(directory, ManifestFormat.segmentFileName(number))) }
             throw error
         }
-        let opened = try result.outputs.map { try SegmentTable.open($0, directory: directory, fileSystem: fileSystem, cache: cache) }
-        let inputNumbers = Set(plan.allInputs.map(\.number))
-        for level in levels.indices { levels[level].removeAll { inputNumbers.contains($0.number) } }
-        levels[plan.outputLevel].append(contentsOf: opened)
-        levels[plan.outputLevel].sort { $0.meta.smallestKey.lexicographicallyPrecedes($1.meta.smallestKey) }
-        let levels = self.levels
-        published.replaceVersion { $0.replacing(levels: levels) }
         for file in plan.allInputs { file.markObsolete() }
         compactionCount.add(1, ordering: .relaxed)
         logger.debug("compacted", metadata: ["reason": "\(plan.reason)", "in": "\(result.entriesIn)", "out": "\(result.entriesOut)"])

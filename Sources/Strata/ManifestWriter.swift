@@ -4,7 +4,7 @@ import StrataIO
 /// Appends version edits to the current manifest (format: docs/format/manifest.md) and
 /// installs new manifests.
 ///
-/// Confined to the maintenance queue (and to recovery before it starts).
+/// Used under the maintenance install lock (and by recovery before maintenance starts).
 ///
 /// Invariants:
 /// 1. An edit counts only once `append` returns: its record is written and synced. The

@@ -12,7 +12,9 @@ import StrataIO
 /// 2. The file is removed only when the table is marked obsolete (no longer in the newest
 ///    Version) and the last Version holding the table is gone: this object's deinit. So a
 ///    snapshot holding an old Version keeps reading its files.
-final class SegmentTable: Sendable {
+final class SegmentTable: @unchecked Sendable {
+    // @unchecked Sendable: every stored property is immutable or Sendable, except `checked`,
+    // a fixed array of atomics allocated in init and freed in deinit.
     let meta: SegmentMeta
     let name: String
     let path: String
@@ -21,12 +23,21 @@ final class SegmentTable: Sendable {
     private let cache: BlockCache
     private let fileSystem: any FileSystem
     private let obsolete = Atomic<Bool>(false)
+    /// The file mapped read-only where the file system can, so an uncompressed block is read
+    /// in place: no copy, no cache entry, and the operating system's page cache holds it.
+    private let mapping: MappedFile?
+    /// One flag per data block: its checksum and restart array were checked. A mapped block
+    /// is checked on its first use only (the file never changes, invariant 1).
+    private let checked: UnsafeMutablePointer<Atomic<Bool>>
 
     var number: UInt64 { meta.fileNumber }
     var blockCount: Int { tail.index.count }
 
     private init(meta: SegmentMeta, name: String, path: String, tail: SegmentTail, handle: any FileHandle,
-                 cache: BlockCache, fileSystem: any FileSystem) {
+                 cache: BlockCache, fileSystem: any FileSystem, mapping: MappedFile?) {
+        self.mapping = mapping
+        checked = .allocate(capacity: max(tail.index.count, 1))
+        for i in 0..<max(tail.index.count, 1) { (checked + i).initialize(to: Atomic(false)) }
         self.meta = meta
         self.name = name
         self.path = path
@@ -80,7 +91,12 @@ final class SegmentTable: Sendable {
                   tail.footer.smallestSequence == meta.smallestSequence else {
                 throw StoreError(.corruption, "segment file \(name) does not hold what the manifest says (entries or sequences differ); run strata-fsck", file: path)
             }
-            return SegmentTable(meta: meta, name: name, path: path, tail: tail, handle: handle, cache: cache, fileSystem: fileSystem)
+            let mapping = try handle.mapReadOnly()
+            if let mapping, mapping.bytes.count != Int(size) {
+                throw StoreError(.corruption, "segment file \(name) changed size while being opened", file: path)
+            }
+            return SegmentTable(meta: meta, name: name, path: path, tail: tail, handle: handle, cache: cache,
+                                fileSystem: fileSystem, mapping: mapping)
         } catch {
             try? handle.close()
             throw StoreError.wrapping(error, while: "opening segment file \(name)")
@@ -88,6 +104,8 @@ final class SegmentTable: Sendable {
     }
 
     deinit {
+        checked.deinitialize(count: max(tail.index.count, 1))
+        checked.deallocate()
         try? handle.close()
         if obsolete.load(ordering: .acquiring) {
             // Nothing references the file any more (invariant 2). A crash before this point
@@ -101,28 +119,51 @@ final class SegmentTable: Sendable {
         obsolete.store(true, ordering: .releasing)
     }
 
-    /// Data block `i`, from the cache or read, checked and decoded.
+    /// Data block `i`: borrowed from the mapping when it is stored uncompressed, otherwise
+    /// from the cache, or read, checked and decoded (and cached).
     func block(_ i: Int) throws -> DataBlock {
         let blockHandle = tail.index[i].handle
+        if let mapping {
+            let start = Int(blockHandle.offset), size = Int(blockHandle.size)
+            let stored = UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<(start + size + SegmentFormat.blockTrailerSize)])
+            if stored[size] == SegmentFormat.Compression.none.rawValue {
+                if !checked[i].load(ordering: .acquiring) {
+                    let contents = try decode(stored, blockHandle)
+                    _ = try DataBlock.checkRestarts(contents, fileOffset: start, fileName: path)
+                    checked[i].store(true, ordering: .releasing)
+                }
+                return DataBlock(mapped: UnsafeRawBufferPointer(rebasing: stored[0..<size]), owner: mapping, fileOffset: start, fileName: path)
+            }
+        }
         let key = BlockCache.Key(file: meta.fileNumber, offset: blockHandle.offset)
         if let cached = cache.get(key) { return cached }
+        let block = try readBlock(i)
+        cache.insert(key, block)
+        return block
+    }
+
+    /// Data block `i` read with the file system's `read`, checked and decoded, bypassing the
+    /// cache and the mapping: for compaction, which reads each block once and should neither
+    /// evict what readers use nor grow the process's resident memory with mapped pages.
+    func readBlock(_ i: Int) throws -> DataBlock {
+        let blockHandle = tail.index[i].handle
         let stored: [UInt8]
         do {
             stored = try handle.read(at: Int64(blockHandle.offset), count: Int(blockHandle.size) + SegmentFormat.blockTrailerSize)
         } catch let error as IOError {
             throw StoreError(error, while: "reading segment file \(name)")
         }
-        let contents: [UInt8]
+        let contents = try stored.withUnsafeBytes { try decode($0, blockHandle) }
+        return try DataBlock(contents: contents, fileOffset: Int(blockHandle.offset), fileName: path)
+    }
+
+    /// Checks a stored block's checksum and inflates it if compressed.
+    private func decode(_ stored: UnsafeRawBufferPointer, _ blockHandle: SegmentFormat.BlockHandle) throws -> [UInt8] {
         do {
-            contents = try withBorrowed(stored) { raw throws(FormatError) in
-                try SegmentFormat.readBlock(raw, handle: SegmentFormat.BlockHandle(offset: 0, size: blockHandle.size), what: "data block").contents
-            }
+            return try SegmentFormat.readBlock(stored, handle: SegmentFormat.BlockHandle(offset: 0, size: blockHandle.size), what: "data block").contents
         } catch {
             throw StoreError(error, file: path, baseOffset: Int64(blockHandle.offset))
         }
-        let block = try DataBlock(contents: contents, fileOffset: Int(blockHandle.offset), fileName: path)
-        cache.insert(key, block)
-        return block
     }
 
     /// The first block that may hold internal keys at or after (`userKey`, `sequence`), or

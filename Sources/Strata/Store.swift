@@ -281,7 +281,7 @@ public final class Store: Sendable {
                     return
                 }
                 // Off the writer queue: the compaction must not hold up writes.
-                maintenance.queue.async {
+                maintenance.compactionQueue.async {
                     continuation.resume(with: Result { try maintenance.compactAllOnQueue() })
                 }
             }))

@@ -312,7 +312,7 @@ final class Writer: @unchecked Sendable {
         let start = DispatchTime.now()
         isStalled.store(true, ordering: .relaxed)
         stallCount.add(1, ordering: .relaxed)
-        logger.notice("writes wait for a flush: the memtables reached their hard limit", metadata: ["limit": "\(memtableHardLimit)"])
+        logger.debug("writes wait for a flush: the memtables reached their hard limit", metadata: ["limit": "\(memtableHardLimit)"])
         defer {
             isStalled.store(false, ordering: .relaxed)
             stallMicroseconds.add(Int((DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1000), ordering: .relaxed)

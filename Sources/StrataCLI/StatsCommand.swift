@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Strata
 
 struct StatsCommand: ParsableCommand {
@@ -43,10 +44,24 @@ struct StatsCommand: ParsableCommand {
             ("version", "\(stats.version)"),
             ("memtableEntries", "\(stats.memtableEntries)"),
             ("memtableBytes", "\(stats.memtableBytes)"),
+            ("sealedMemtables", "\(stats.sealedMemtables)"),
             ("walSegments", "\(stats.walSegments)"),
             ("walBytes", "\(stats.walBytes)"),
+            ("segmentFiles", "\(stats.segmentFiles)"),
+            ("segmentBytes", "\(stats.segmentBytes)"),
+        ] + stats.levels.filter { $0.files > 0 }.flatMap { level in
+            [("level\(level.level)Files", "\(level.files)"), ("level\(level.level)Bytes", "\(level.bytes)"),
+             ("level\(level.level)Entries", "\(level.entries)")]
+        } + [
+            ("spaceAmplification", stats.spaceAmplification.map { String(format: "%.3f", $0) }),
             ("liveSnapshots", "\(stats.liveSnapshots)"),
             ("oldestSnapshotVersion", stats.oldestSnapshotVersion.map { "\($0)" }),
+            ("blockCacheBytes", "\(stats.blockCacheBytes)"),
+            ("blockCacheCapacity", "\(stats.blockCacheCapacity)"),
+            ("flushes", "\(stats.flushes)"),
+            ("compactions", "\(stats.compactions)"),
+            ("writeStalls", "\(stats.writeStalls)"),
+            ("writeStallSeconds", String(format: "%.3f", stats.writeStallSeconds)),
         ]
     }
 }

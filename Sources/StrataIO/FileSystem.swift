@@ -68,6 +68,27 @@ public protocol FileHandle: AnyObject, Sendable {
 
     /// Closes the file. Later calls throw.
     func close() throws
+
+    /// The whole file mapped read-only, or nil where this file system does not map files (the
+    /// caller then reads with `read`). The mapping outlives `close`.
+    func mapReadOnly() throws -> MappedFile?
+}
+
+/// A file's bytes mapped read-only into memory; unmapped when the object goes. Only for files
+/// that never change while mapped (Strata's segment files).
+public final class MappedFile: @unchecked Sendable {
+    // @unchecked Sendable: the mapping is read-only and lives, unchanged, as long as this object.
+    public let bytes: UnsafeRawBufferPointer
+    private let release: @Sendable (UnsafeRawBufferPointer) -> Void
+
+    public init(bytes: UnsafeRawBufferPointer, release: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) {
+        self.bytes = bytes
+        self.release = release
+    }
+
+    deinit {
+        release(bytes)
+    }
 }
 
 /// A held advisory lock; released by `unlock` (idempotent).
@@ -76,6 +97,8 @@ public protocol FileLock: AnyObject, Sendable {
 }
 
 extension FileHandle {
+    public func mapReadOnly() throws -> MappedFile? { nil }
+
     public func write(_ bytes: [UInt8], at offset: Int64) throws {
         try bytes.withUnsafeBytes { try write($0, at: offset) }
     }

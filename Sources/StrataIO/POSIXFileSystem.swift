@@ -143,6 +143,18 @@ final class POSIXFileHandle: FileHandle, @unchecked Sendable {
         return bytes
     }
 
+    func mapReadOnly() throws -> MappedFile? {
+        try checkOpen("mmap")
+        let count = Int(try size())
+        guard count > 0 else { return nil }
+        guard let base = mmap(nil, count, PROT_READ, MAP_SHARED, descriptor, 0), base != MAP_FAILED else {
+            throw IOError(errno: errno, operation: "mmap", path: path)
+        }
+        return MappedFile(bytes: UnsafeRawBufferPointer(start: base, count: count)) { bytes in
+            _ = munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count)
+        }
+    }
+
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         try checkOpen("write")
         var done = 0
