@@ -246,6 +246,23 @@ struct CLICommandTests {
         }
     }
 
+    @Test func compactWritesSegmentFilesThatStatsShows() async throws {
+        try await withTemporaryDirectory { dir in
+            let store = dir.path("kv.strata")
+            let records = (0..<50).map { (key: "k\($0)", value: "v\($0)") }
+            #expect(try await strata("import", store, "--batch", "10", input: jsonLines(records)).status == 0)
+            let compacted = try await strata("compact", store)
+            #expect(compacted.status == 0, "\(compacted)")
+            #expect(compacted.outputLines.contains("segmentFiles: 0 -> 1"), "\(compacted)")
+            let stats = try await strata("stats", store)
+            #expect(stats.outputLines.contains("level1Files: 1"), "\(stats)")
+            #expect(stats.outputLines.contains("level1Entries: 50"), "\(stats)")
+            #expect(stats.outputLines.contains("memtableEntries: 0"), "\(stats)")
+            let scan = try await strata("scan", store, "--prefix", "k4")
+            #expect(scan.outputLines.count == 11, "\(scan)")
+        }
+    }
+
     @Test func statsPrintsFiguresAsLinesOrJSON() async throws {
         try await withTemporaryDirectory { dir in
             let store = dir.path("kv.strata")
@@ -255,7 +272,9 @@ struct CLICommandTests {
             let text = try await strata("stats", store)
             #expect(text.status == 0, "\(text)")
             let names = text.outputLines.compactMap { $0.split(separator: ":").first.map(String.init) }
-            #expect(names == ["version", "memtableEntries", "memtableBytes", "walSegments", "walBytes", "liveSnapshots", "oldestSnapshotVersion"], "\(text)")
+            #expect(names == ["version", "memtableEntries", "memtableBytes", "sealedMemtables", "walSegments", "walBytes",
+                              "segmentFiles", "segmentBytes", "spaceAmplification", "liveSnapshots", "oldestSnapshotVersion",
+                              "blockCacheBytes", "blockCacheCapacity", "flushes", "compactions", "writeStalls", "writeStallSeconds"], "\(text)")
             #expect(text.outputLines.first == "version: 3", "\(text)")
             #expect(text.outputLines.contains("memtableEntries: 20"), "\(text)")
 
