@@ -86,7 +86,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("SnapshotAcquireAndClose") { benchmark in
         let store = snapshots.store
         for _ in benchmark.scaledIterations {
-            let snapshot = try store.snapshot()
+            let snapshot = store.snapshot()
             blackHole(snapshot.version)
             snapshot.close()
         }
