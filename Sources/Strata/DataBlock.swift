@@ -56,6 +56,23 @@ final class DataBlock: @unchecked Sendable {
         }
     }
 
+    /// Checks a block's restart array in place, as `SegmentBlockReader` does: a count that
+    /// fits, offsets strictly increasing from 0 and inside the entries. Cheap enough to run on
+    /// the first read of every mapped block.
+    static func checkRestarts(_ contents: UnsafeRawBufferPointer, fileOffset: Int, fileName: String) throws {
+        let damaged = StoreError(.corruption, "segment data block has a damaged restart array; run strata-fsck", file: fileName, offset: Int64(fileOffset))
+        guard contents.count >= 8 else { throw damaged }
+        let count = Int(contents.loadUnaligned(fromByteOffset: contents.count - 4, as: UInt32.self).littleEndian)
+        guard count >= 1, count <= (contents.count - 4) / 4 else { throw damaged }
+        let end = contents.count - 4 - 4 * count
+        var previous = -1
+        for i in 0..<count {
+            let offset = Int(contents.loadUnaligned(fromByteOffset: end + 4 * i, as: UInt32.self).littleEndian)
+            guard i == 0 ? offset == 0 : (offset > previous && offset < end) else { throw damaged }
+            previous = offset
+        }
+    }
+
     /// The entry offset of restart point `i`.
     @inline(__always)
     func restart(_ i: Int) -> Int {

@@ -61,7 +61,8 @@ final class Maintenance: @unchecked Sendable {
     private let pending = Mutex<[SealedMemTable]>([])
     private let lastFailure = Mutex<StoreError?>(nil)
     private let stopping = Atomic<Bool>(false)
-    /// Signalled whenever a flush is installed or fails, for a writer waiting for room.
+    /// Signalled whenever a flush or compaction is installed or fails, for a writer waiting
+    /// for room.
     let progress = DispatchSemaphore(value: 0)
 
     let flushCount = Atomic<Int>(0)
@@ -115,6 +116,12 @@ final class Maintenance: @unchecked Sendable {
         }
     }
 
+    /// Forgets the last failure and runs the due work again.
+    func retry() {
+        lastFailure.withLock { $0 = nil }
+        schedule()
+    }
+
     /// Flushes every sealed memtable, then merges every file into one level. Blocks.
     func compactAll() throws {
         try compactionQueue.sync { try compactAllOnQueue() }
@@ -154,6 +161,7 @@ final class Maintenance: @unchecked Sendable {
         do {
             while !stopping.load(ordering: .relaxed), let plan = installLock.withLock({ _ in pickCompaction() }) {
                 try compact(plan)
+                lastFailure.withLock { $0 = nil }
             }
         } catch is MaintenanceStopped {
             // The store is closing; the merge's outputs were removed, its inputs are intact.
@@ -360,6 +368,7 @@ final class Maintenance: @unchecked Sendable {
             published.replaceVersion { $0.replacing(levels: levels) }
         }
         compactionCount.add(1, ordering: .relaxed)
+        progress.signal()
     }
 
     private func compact(_ plan: CompactionPlan) throws {
@@ -403,6 +412,7 @@ final class Maintenance: @unchecked Sendable {
         }
         for file in plan.allInputs { file.markObsolete() }
         compactionCount.add(1, ordering: .relaxed)
+        progress.signal()
         logger.debug("compacted", metadata: ["reason": "\(plan.reason)", "in": "\(result.entriesIn)", "out": "\(result.entriesOut)"])
     }
 }

@@ -29,6 +29,16 @@ final class SegmentTable: @unchecked Sendable {
     /// One flag per data block: its checksum and restart array were checked. A mapped block
     /// is checked on its first use only (the file never changes, invariant 1).
     private let checked: UnsafeMutablePointer<Atomic<Bool>>
+    /// The index's separators packed into one buffer (`separatorStarts[i]..<separatorStarts[i + 1]`),
+    /// so a binary search touches a few contiguous cache lines rather than one heap array per
+    /// step: on a store much larger than the CPU caches, that is most of a point read's cost.
+    private let separatorBytes: [UInt8]
+    private let separatorStarts: [Int32]
+    /// The user-key bytes every separator shares, and for each separator the 8 bytes after
+    /// them (big-endian, zero-padded): most of a search compares these words in one small
+    /// array, and only separators whose word equals the key's are compared in full.
+    private let commonPrefix: [UInt8]
+    private let fences: [UInt64]
 
     var number: UInt64 { meta.fileNumber }
     var blockCount: Int { tail.index.count }
@@ -36,6 +46,30 @@ final class SegmentTable: @unchecked Sendable {
     private init(meta: SegmentMeta, name: String, path: String, tail: SegmentTail, handle: any FileHandle,
                  cache: BlockCache, fileSystem: any FileSystem, mapping: MappedFile?) {
         self.mapping = mapping
+        var packed = [UInt8]()
+        packed.reserveCapacity(tail.index.reduce(0) { $0 + $1.separator.count })
+        var starts = [Int32]()
+        starts.reserveCapacity(tail.index.count + 1)
+        for entry in tail.index {
+            starts.append(Int32(packed.count))
+            packed.append(contentsOf: entry.separator)
+        }
+        starts.append(Int32(packed.count))
+        separatorBytes = packed
+        separatorStarts = starts
+        let userKeys = tail.index.map { $0.separator.dropLast(SegmentFormat.internalKeyTrailerSize) }
+        var prefixLength = userKeys.first?.count ?? 0
+        if let first = userKeys.first {
+            for key in userKeys.dropFirst() {
+                var n = 0
+                while n < prefixLength && n < key.count && key[key.startIndex + n] == first[first.startIndex + n] { n += 1 }
+                prefixLength = n
+            }
+            commonPrefix = Array(first.prefix(prefixLength))
+        } else {
+            commonPrefix = []
+        }
+        fences = userKeys.map { key in key.withUnsafeBytes { SegmentTable.fence($0, after: prefixLength) } }
         checked = .allocate(capacity: max(tail.index.count, 1))
         for i in 0..<max(tail.index.count, 1) { (checked + i).initialize(to: Atomic(false)) }
         self.meta = meta
@@ -128,8 +162,12 @@ final class SegmentTable: @unchecked Sendable {
             let stored = UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<(start + size + SegmentFormat.blockTrailerSize)])
             if stored[size] == SegmentFormat.Compression.none.rawValue {
                 if !checked[i].load(ordering: .acquiring) {
-                    let contents = try decode(stored, blockHandle)
-                    _ = try DataBlock.checkRestarts(contents, fileOffset: start, fileName: path)
+                    do {
+                        _ = try SegmentFormat.verifyBlock(stored, what: "data block")
+                    } catch {
+                        throw StoreError(error, file: path, baseOffset: Int64(start))
+                    }
+                    try DataBlock.checkRestarts(UnsafeRawBufferPointer(rebasing: stored[0..<size]), fileOffset: start, fileName: path)
                     checked[i].store(true, ordering: .releasing)
                 }
                 return DataBlock(mapped: UnsafeRawBufferPointer(rebasing: stored[0..<size]), owner: mapping, fileOffset: start, fileName: path)
@@ -166,26 +204,62 @@ final class SegmentTable: @unchecked Sendable {
         }
     }
 
+    /// The 8 bytes of `key` after its first `skip`, as a big-endian word, zero-padded. For
+    /// two keys that share those first bytes, a smaller word means a smaller key.
+    @inline(__always)
+    static func fence(_ key: UnsafeRawBufferPointer, after skip: Int) -> UInt64 {
+        var word: UInt64 = 0
+        for i in 0..<8 {
+            word <<= 8
+            if skip + i < key.count { word |= UInt64(key[skip + i]) }
+        }
+        return word
+    }
+
     /// The first block that may hold internal keys at or after (`userKey`, `sequence`), or
     /// `blockCount` if none does.
     func blockIndex(atOrAfter userKey: UnsafeRawBufferPointer, sequence: UInt64) -> Int {
-        let target = min(sequence, SegmentFormat.maxSequence) << 8 | 0xFF
-        var low = 0, high = tail.index.count
-        while low < high {
-            let mid = (low + high) / 2
-            let below = tail.index[mid].separator.withUnsafeBytes { separator in
-                let user = UnsafeRawBufferPointer(rebasing: separator.dropLast(8))
-                let trailer = separator.loadUnaligned(fromByteOffset: separator.count - 8, as: UInt64.self).littleEndian
-                return compareInternal(user, trailer, userKey, target) < 0
+        var low = 0, high = fences.count
+        if userKey.count >= commonPrefix.count,
+           commonPrefix.withUnsafeBytes({ compareKeys($0, UnsafeRawBufferPointer(rebasing: userKey[0..<commonPrefix.count])) == 0 }) {
+            // Narrow to the separators whose word equals the key's: before them every
+            // separator is smaller, after them every one is larger.
+            let word = SegmentTable.fence(userKey, after: commonPrefix.count)
+            fences.withUnsafeBufferPointer { fences in
+                var a = 0, b = fences.count
+                while a < b { let m = (a + b) / 2; if fences[m] < word { a = m + 1 } else { b = m } }
+                low = a
+                b = fences.count
+                while a < b { let m = (a + b) / 2; if fences[m] <= word { a = m + 1 } else { b = m } }
+                high = a
             }
-            if below { low = mid + 1 } else { high = mid }
         }
-        return low
+        return fullSearch(userKey, sequence: sequence, low: low, high: high)
     }
 
-    /// The newest version of `userKey` at or below `sequence` in this file.
-    func get(_ userKey: [UInt8], at sequence: UInt64, keyBuffer: KeyBuffer) throws -> MemTable.Lookup {
-        guard tail.filter.mayContain(userKey) else { return .absent }
+    /// The first index in `low..<high` whose separator is at or after the target, else `high`.
+    private func fullSearch(_ userKey: UnsafeRawBufferPointer, sequence: UInt64, low: Int, high: Int) -> Int {
+        let target = min(sequence, SegmentFormat.maxSequence) << 8 | 0xFF
+        return separatorBytes.withUnsafeBytes { packed in
+            separatorStarts.withUnsafeBufferPointer { starts in
+                var low = low, high = high
+                while low < high {
+                    let mid = (low + high) / 2
+                    let start = Int(starts[mid]), end = Int(starts[mid + 1])
+                    let user = UnsafeRawBufferPointer(rebasing: packed[start..<(end - 8)])
+                    let trailer = packed.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self).littleEndian
+                    if compareInternal(user, trailer, userKey, target) < 0 { low = mid + 1 } else { high = mid }
+                }
+                return low
+            }
+        }
+    }
+
+    /// The newest version of `userKey` at or below `sequence` in this file. `useFilter`
+    /// false skips the Bloom filter: for the deepest level, where a read that got this far
+    /// usually finds its key, the filter's probes (cache misses on a large store) buy nothing.
+    func get(_ userKey: [UInt8], at sequence: UInt64, keyBuffer: KeyBuffer, useFilter: Bool = true) throws -> MemTable.Lookup {
+        if useFilter { guard tail.filter.mayContain(userKey) else { return .absent } }
         return try userKey.withUnsafeBytes { key in
             let i = blockIndex(atOrAfter: key, sequence: sequence)
             guard i < blockCount else { return .absent }

@@ -37,6 +37,12 @@ public struct StoreOptions: Sendable {
     /// Level 0 is compacted into level 1 once it holds this many files. Default 4.
     public var level0CompactionTrigger: Int = 4
 
+    /// Writes wait while level 0 holds this many files, until compaction catches up: every
+    /// read consults every level-0 file, so letting them pile up under a bulk load would
+    /// slow reads without bound. Counted with the memtable waits in ``StoreStats``.
+    /// Default 12; raised to at least `level0CompactionTrigger + 1`.
+    public var level0StopWritesTrigger: Int = 12
+
     /// The target size of level 1; each deeper level may hold 10 times more. Default 64 MiB.
     public var level1Bytes: Int = 64 << 20
 

@@ -49,7 +49,9 @@ final class Version: Sendable {
         case .deleted: return nil
         case .absent: break
         }
-        if levels.allSatisfy(\.isEmpty) { return nil }
+        var deepest = 0
+        for index in levels.indices where !levels[index].isEmpty { deepest = index }
+        if deepest == 0 && levels[0].isEmpty { return nil }
         let buffer = KeyBuffer()
         for table in levels[0] where covers(table, key) {
             switch try table.get(key, at: sequence, keyBuffer: buffer) {
@@ -58,9 +60,11 @@ final class Version: Sendable {
             case .absent: continue
             }
         }
-        for level in levels.dropFirst() where !level.isEmpty {
-            guard let table = Version.file(in: level, containing: key) else { continue }
-            switch try table.get(key, at: sequence, keyBuffer: buffer) {
+        for index in 1..<levels.count where !levels[index].isEmpty {
+            guard let table = Version.file(in: levels[index], containing: key) else { continue }
+            // Most data lives in the deepest level: a read that reaches it usually finds its key
+            // there, so its filter is skipped (a miss then costs one block read).
+            switch try table.get(key, at: sequence, keyBuffer: buffer, useFilter: index != deepest) {
             case .value(let value): return value
             case .deleted: return nil
             case .absent: continue

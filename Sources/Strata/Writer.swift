@@ -74,6 +74,7 @@ final class Writer: @unchecked Sendable {
     let maintenance: Maintenance
     private let memtableBudget: Int
     private let memtableHardLimit: Int
+    private let level0StopTrigger: Int
     let stallCount = Atomic<Int>(0)
     let stallMicroseconds = Atomic<Int>(0)
     let isStalled = Atomic<Bool>(false)
@@ -91,6 +92,7 @@ final class Writer: @unchecked Sendable {
         self.maintenance = maintenance
         self.memtableBudget = max(options.memtableBytes, 64 << 10)
         self.memtableHardLimit = max(options.memtableHardLimitBytes ?? 4 * memtableBudget, 2 * memtableBudget)
+        self.level0StopTrigger = max(options.level0StopWritesTrigger, options.level0CompactionTrigger + 1, 2)
         self.lastAssigned = lastSequence
         self.wal = wal
         self.published = published
@@ -304,27 +306,34 @@ final class Writer: @unchecked Sendable {
         maintenance.enqueueFlush(sealed)
     }
 
-    /// Back-pressure: while the memtables hold more than the hard limit, wait for a flush.
-    /// A flush that failed is retried once; if it fails again, the write fails with its error
-    /// (a full disk, say) instead of waiting for ever.
+    /// True while a new memtable must not be started: the memtables hold the hard limit, or
+    /// level 0 holds so many files that reads would slow down.
+    private var mustWait: Bool {
+        let version = published.latest().version
+        return version.memtableBytes >= memtableHardLimit || version.levels[0].count >= level0StopTrigger
+    }
+
+    /// Back-pressure: while `mustWait`, wait for a flush or a compaction. Work that failed is
+    /// retried once; if it fails again, the write fails with its error (a full disk, say)
+    /// instead of waiting for ever.
     private func waitForRoom() throws {
-        guard published.latest().version.memtableBytes >= memtableHardLimit else { return }
+        guard mustWait else { return }
         let start = DispatchTime.now()
         isStalled.store(true, ordering: .relaxed)
         stallCount.add(1, ordering: .relaxed)
-        logger.debug("writes wait for a flush: the memtables reached their hard limit", metadata: ["limit": "\(memtableHardLimit)"])
+        logger.debug("writes wait for a flush or compaction", metadata: ["memtableLimit": "\(memtableHardLimit)", "level0Limit": "\(level0StopTrigger)"])
         defer {
             isStalled.store(false, ordering: .relaxed)
             stallMicroseconds.add(Int((DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1000), ordering: .relaxed)
         }
         var retried = false
-        while published.latest().version.memtableBytes >= memtableHardLimit {
-            if let failure = maintenance.failure, maintenance.pendingCount > 0 {
+        while mustWait {
+            if let failure = maintenance.failure {
                 guard !retried else {
-                    throw StoreError(failure.code, "the write waited for a flush, and the flush failed: \(failure.message)", file: failure.file, underlying: failure.underlying)
+                    throw StoreError(failure.code, "the write waited for a flush or compaction, and it failed: \(failure.message)", file: failure.file, underlying: failure.underlying)
                 }
                 retried = true
-                maintenance.schedule()
+                maintenance.retry()
             }
             _ = maintenance.progress.wait(timeout: .now() + .milliseconds(100))
         }

@@ -210,6 +210,25 @@ public enum SegmentFormat {
         }
     }
 
+    /// Checks the CRC of a stored block in place (`stored` is the contents followed by the
+    /// 5-byte trailer) and returns how the contents are stored, copying nothing. Offsets in
+    /// errors are relative to `stored`.
+    public static func verifyBlock(_ stored: UnsafeRawBufferPointer, what: String = "block") throws(FormatError) -> Compression {
+        guard stored.count >= blockTrailerSize else {
+            throw FormatError(.truncated, "\(what) is shorter than its trailer", offset: 0)
+        }
+        let size = stored.count - blockTrailerSize
+        let type = stored[size]
+        let crc = stored.loadUnaligned(fromByteOffset: size + 1, as: UInt32.self).littleEndian
+        guard crc == blockChecksum(UnsafeRawBufferPointer(rebasing: stored[0..<size]), type: type) else {
+            throw FormatError(.checksumMismatch, "\(what) checksum mismatch", offset: 0)
+        }
+        guard let compression = Compression(rawValue: type) else {
+            throw FormatError(.malformed, "\(what) compression type \(type) is unknown", offset: size)
+        }
+        return compression
+    }
+
     // MARK: Footer
 
     /// The last 76 bytes of a segment: where the index and filter are, and what the segment

@@ -45,6 +45,29 @@ struct ScaleRun {
         return options
     }
 
+    /// Times readrandom on the large and small stores an earlier run left behind, checking
+    /// value lengths only (overwrite changed the large store's values).
+    func readsOnly() throws {
+        var rates: [Double] = []
+        for (label, path, count) in [("large", largePath, num), ("small", smallPath, small)] {
+            let store = try Store(path: path, options: options)
+            let picks = ScaleData.picks(count: reads, below: count, seed: data.seed(.largeReads))
+            var key = [UInt8](repeating: 0x30, count: ScaleData.keyLength)
+            let (_, seconds) = try Clock.time {
+                for pick in picks {
+                    ScaleData.fillKey(Int(pick), into: &key)
+                    guard let value = try store.read({ tx in try tx.get(key) }), value.count == ScaleData.valueLength else {
+                        throw WrongValue(step: "reads-only (\(label))", key: Int(pick), found: nil)
+                    }
+                }
+            }
+            rates.append(Double(picks.count) / seconds)
+            reporter.step(["readrandom  \(label) \(Format.rate(rates.last!)) gets/s (reads only)"], [("step", .string("readrandom")), ("store", .string(label))])
+            try store.close()
+        }
+        reporter.step(["ratio       \(Format.ratio(rates[0] / rates[1]))"], [("step", .string("readrandom_ratio"))])
+    }
+
     /// Runs steps 1 to 5, prints each and the summary, and returns the checks.
     func execute() throws -> [Check] {
         // The large store first, in a process that has loaded nothing yet: its RSS figures

@@ -46,6 +46,9 @@ struct StrataScale: ParsableCommand {
     @Flag(help: "Print one JSON object per step on stdout (the readable lines go to stderr).")
     var json = false
 
+    @Flag(help: "Only time readrandom on the stores an earlier run left in --dir (for profiling reads).")
+    var readsOnly = false
+
     func validate() throws {
         guard num > 0, small > 0, reads > 0 else { throw ValidationError("--num, --small and --reads must be positive") }
         guard num <= Int(UInt32.max), small <= Int(UInt32.max) else {
@@ -68,6 +71,11 @@ struct StrataScale: ParsableCommand {
 
         let run = ScaleRun(root: root, num: num, small: small, reads: reads,
                            data: ScaleData(seed: seed), reporter: Reporter(json: json))
+        if readsOnly {
+            guard dir != nil else { throw ValidationError("--reads-only needs --dir, holding an earlier run's stores") }
+            try run.readsOnly()
+            return
+        }
         let checks: [Check]
         do {
             checks = try run.execute()
