@@ -1,17 +1,21 @@
-// The segment's filter block (docs/format/segment.md, "Filter block"): a Bloom filter over
-// the segment's user keys, so a lookup for an absent key usually reads no data block.
+// The segment's filter block (docs/format/segment.md, "Filter block"): a blocked Bloom filter
+// over the segment's user keys, so a lookup for an absent key usually reads no data block.
 //
-//   filter := bits[n] | k u8          bit i is bits[i / 8] >> (i % 8) & 1
-//   hash   := fmix64(FNV-1a-64(userKey));  h1 = low 32 bits, h2 = (high 32 bits) | 1
-//   probe j (0 ..< k) sets bit (h1 + j * h2) mod (8 * n)
+//   filter := bits[64 * lines] | k u8          bit i is bits[i / 8] >> (i % 8) & 1
+//   hash   := fmix64(FNV-1a-64(userKey))
+//   line   := ((hash & 0xFFFFFFFF) * lines) >> 32            one 512-bit (64-byte) line
+//   h      := hash >> 32;  step := (hash >> 41) | 1    (both taken modulo 512)
+//   probe j (0 ..< k) sets bit 512 * line + ((h + j * step) mod 512)
 //
-// One hash per key and double hashing (Kirsch–Mitzenmacher) give k probes for the price of
-// one pass over the key; the fmix64 finaliser spreads FNV's weak high bits. h2 is odd so
-// that, with a bit count that is a multiple of 8, a key's probes do not all fall on the same
-// bit of every byte (an even step shares a factor with the size and cycles early).
+// Every probe of a key falls in one 64-byte line: one cache miss per filter, where probes
+// spread over the whole filter cost up to k misses once the filters outgrow the CPU caches
+// (a store of ten million keys has 12 MB of them). The price is a slightly higher false-
+// positive rate (about 1.2% instead of 1% at 10 bits per key). One hash per key and double
+// hashing give k probes for one pass over the key; the fmix64 finaliser spreads FNV's weak
+// high bits; `step` is odd, so a key's probes do not cycle early inside the line.
 
 /// A Bloom filter over user keys. No false negatives; at 10 bits per key and 7 probes
-/// about 1% false positives.
+/// about 1.2% false positives.
 public struct BloomFilter: Sendable, Equatable {
     /// The bit array, a whole number of bytes.
     public let bits: [UInt8]
@@ -19,8 +23,10 @@ public struct BloomFilter: Sendable, Equatable {
     public let probes: Int
 
     public static let maxProbes = 30
-    /// Even an empty or tiny filter gets this many bits, so a few keys do not saturate it.
-    public static let minimumBits = 64
+    /// Bits per line: a 64-byte cache line.
+    public static let lineBits = 512
+    /// Even an empty or tiny filter gets this many bits (one line).
+    public static let minimumBits = lineBits
 
     /// Collects the hashes of the keys to add; `finish` sizes the filter once the key count
     /// is known.
@@ -43,13 +49,16 @@ public struct BloomFilter: Sendable, Equatable {
             // k = bitsPerKey * ln 2 minimises the false-positive rate for a given size.
             let k = min(max(Int((Double(bitsPerKey) * 0.6931471805599453).rounded()), 1), BloomFilter.maxProbes)
             let bitCount = max(hashes.count * bitsPerKey, BloomFilter.minimumBits)
-            var bits = [UInt8](repeating: 0, count: (bitCount + 7) / 8)
-            let m = UInt64(bits.count * 8)
+            let lines = (bitCount + BloomFilter.lineBits - 1) / BloomFilter.lineBits
+            var bits = [UInt8](repeating: 0, count: lines * BloomFilter.lineBits / 8)
             for hash in hashes {
-                let h1 = hash & 0xFFFF_FFFF, h2 = hash >> 32 | 1
-                for j in 0..<UInt64(k) {
-                    let bit = Int((h1 + j * h2) % m)
+                let base = BloomFilter.line(hash, lines: lines) * BloomFilter.lineBits
+                var h = UInt32(truncatingIfNeeded: hash >> 32)
+                let step = UInt32(truncatingIfNeeded: hash >> 41) | 1
+                for _ in 0..<k {
+                    let bit = base + Int(h & 511)
                     bits[bit >> 3] |= 1 << UInt8(bit & 7)
+                    h &+= step
                 }
             }
             return BloomFilter(bits: bits, probes: k)
@@ -70,6 +79,9 @@ public struct BloomFilter: Sendable, Equatable {
         guard k >= 1, k <= Self.maxProbes else {
             throw FormatError(.malformed, "filter probe count \(k) is outside 1...\(Self.maxProbes)", offset: offset + bytes.count - 1)
         }
+        guard (bytes.count - 1) % (Self.lineBits / 8) == 0 else {
+            throw FormatError(.malformed, "filter of \(bytes.count - 1) bytes is not a whole number of 64-byte lines", offset: offset)
+        }
         self.init(bits: Array(bytes[0..<(bytes.count - 1)]), probes: k)
     }
 
@@ -82,13 +94,24 @@ public struct BloomFilter: Sendable, Equatable {
     /// False only if `userKey` was certainly not added.
     public func mayContain(_ userKey: [UInt8]) -> Bool {
         let hash = Self.hash(userKey)
-        let h1 = hash & 0xFFFF_FFFF, h2 = hash >> 32 | 1
-        let m = UInt64(bits.count * 8)
-        for j in 0..<UInt64(probes) {
-            let bit = Int((h1 + j * h2) % m)
-            if bits[bit >> 3] & (1 << UInt8(bit & 7)) == 0 { return false }
+        return bits.withUnsafeBufferPointer { bits in
+            let base = Self.line(hash, lines: bits.count * 8 / Self.lineBits) * Self.lineBits
+            var h = UInt32(truncatingIfNeeded: hash >> 32)
+            let step = UInt32(truncatingIfNeeded: hash >> 41) | 1
+            for _ in 0..<probes {
+                let bit = base + Int(h & 511)
+                if bits[bit >> 3] & (1 << UInt8(bit & 7)) == 0 { return false }
+                h &+= step
+            }
+            return true
         }
-        return true
+    }
+
+    /// The line a hash selects: its low 32 bits scaled to `lines` (a multiply and a shift,
+    /// not a division).
+    @inline(__always)
+    static func line(_ hash: UInt64, lines: Int) -> Int {
+        Int(((hash & 0xFFFF_FFFF) &* UInt64(lines)) >> 32)
     }
 
     /// The 64-bit hash of a user key: FNV-1a, then MurmurHash3's fmix64 finaliser.

@@ -8,13 +8,28 @@ struct BloomFilterTests {
         for i in 0..<keyCount { builder.add(Array("member-\(i)".utf8)) }
         let filter = try BloomFilter(decoding: builder.finish().encoded())
         #expect(filter.probes == 7)
-        #expect(filter.bits.count == keyCount * 10 / 8)
+        // Whole 64-byte lines: 100,000 bits round up to 196 lines.
+        #expect(filter.bits.count == (keyCount * 10 + 511) / 512 * 64)
         for i in 0..<keyCount { #expect(filter.mayContain(Array("member-\(i)".utf8))) }
         var falsePositives = 0
         let probes = 20_000
         for i in 0..<probes where filter.mayContain(Array("stranger-\(i)".utf8)) { falsePositives += 1 }
         let rate = Double(falsePositives) / Double(probes)
         #expect(rate < 0.02, "false-positive rate \(rate)")
+    }
+
+    @Test func everyProbeOfAKeyFallsInOneLine() throws {
+        // The point of the blocked layout: a filter holding one key has its bits in one
+        // 64-byte line.
+        var single = BloomFilter.Builder(bitsPerKey: 10)
+        single.add(Array("lonely".utf8))
+        let one = single.finish()
+        let touchedLines = Set(one.bits.indices.filter { one.bits[$0] != 0 }.map { $0 / 64 })
+        #expect(touchedLines.count == 1)
+    }
+
+    @Test func aFilterThatIsNotWholeLinesIsRefused() {
+        #expect(throws: FormatError.self) { try BloomFilter(decoding: [UInt8](repeating: 0, count: 9) + [7]) }
     }
 
     @Test func smallFiltersGetTheMinimumSize() throws {
