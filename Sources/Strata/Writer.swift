@@ -310,7 +310,11 @@ final class Writer: @unchecked Sendable {
     /// level 0 holds so many files that reads would slow down.
     private var mustWait: Bool {
         let version = published.latest().version
-        return version.memtableBytes >= memtableHardLimit || version.levels[0].count >= level0StopTrigger
+        // Only flushes of sealed tables can bring the memory down: with none pending, the
+        // active table alone is over the limit (one huge transaction, or a long log replayed
+        // at open), and sealing it is the way out, so waiting would never end.
+        let memoryFull = version.memtableBytes >= memtableHardLimit && !version.sealed.isEmpty
+        return memoryFull || version.levels[0].count >= level0StopTrigger
     }
 
     /// Back-pressure: while `mustWait`, wait for a flush or a compaction. Work that failed is

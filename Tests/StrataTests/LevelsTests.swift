@@ -87,6 +87,24 @@ import StrataVerifier
         }
     }
 
+    /// A transaction larger than the memtables' hard limit used to leave the next write
+    /// waiting for ever for a flush that could not start (nothing was sealed yet).
+    @Test(.timeLimit(.minutes(1))) func aTransactionOverTheHardLimitDoesNotWedgeTheWriter() async throws {
+        try await TestEnvironment.withTemporaryDirectory("hard-limit") { path in
+            var options = LevelsTests.smallOptions()
+            options.memtableHardLimitBytes = 128 << 10
+            let store = try Store(path: path, options: options)
+            let big = [UInt8](repeating: 7, count: 1000)
+            try store.write { tx in
+                for i in 0..<400 { try tx.put(LevelsTests.key(i), big) }
+            }
+            try store.write { tx in try tx.put(LevelsTests.key(999_999), [1]) }
+            #expect(try store.read { tx in try tx.get(LevelsTests.key(5)) } == big)
+            #expect(try store.stats().writeStalls == 0)
+            try store.close()
+        }
+    }
+
     @Test func opensTheCleanFixtureTheVerifierAccepts() throws {
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Fixtures/stores/clean").standardizedFileURL.path
