@@ -59,18 +59,10 @@ final class WALWriter {
     var needsRoll: Bool { offset >= segmentBytes }
     var hasUnsyncedBytes: Bool { syncedOffset < offset }
 
-    static func segmentName(_ number: UInt64) -> String {
-        let digits = String(number)
-        return "wal-" + String(repeating: "0", count: max(0, 10 - digits.count)) + digits + ".log"
-    }
+    static func segmentName(_ number: UInt64) -> String { WALFormat.fileName(number) }
 
     /// The segment number in a file name, or nil when the name is not a WAL segment's.
-    static func segmentNumber(fromName name: String) -> UInt64? {
-        guard name.hasPrefix("wal-"), name.hasSuffix(".log") else { return nil }
-        let digits = name.dropFirst(4).dropLast(4)
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return nil }
-        return UInt64(digits)
-    }
+    static func segmentNumber(fromName name: String) -> UInt64? { WALFormat.number(fromName: name) }
 
     /// Creates segment `number`, durable and empty (invariant 3).
     static func createSegment(fileSystem: any FileSystem, directory: String, number: UInt64) throws -> any FileHandle {

@@ -73,42 +73,17 @@ public enum ManifestFormat {
             self.minorVersion = minorVersion
         }
 
+        static let kind = NumberedFileHeader.Kind(magic: ManifestFormat.magic, file: "manifest", format: "manifest",
+                                                  majorVersion: ManifestFormat.majorVersion, minorVersion: ManifestFormat.minorVersion)
+
         public func encoded() -> [UInt8] {
-            var out = ManifestFormat.magic
-            out.reserveCapacity(ManifestFormat.headerSize)
-            out.appendLittleEndian(majorVersion)
-            out.appendLittleEndian(minorVersion)
-            out.appendLittleEndian(UInt32(0))  // flags
-            out.appendLittleEndian(fileNumber)
-            out.appendLittleEndian(UInt32(0))  // reserved
-            out.appendLittleEndian(Checksum.crc32(out))
-            assert(out.count == ManifestFormat.headerSize)
-            return out
+            NumberedFileHeader.encode(Self.kind, number: fileNumber, major: majorVersion, minor: minorVersion)
         }
 
         /// Checks, in order: length, magic, checksum, version.
         public static func decode(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> Header {
-            guard bytes.count >= ManifestFormat.headerSize else {
-                throw FormatError(.truncated, "manifest is \(bytes.count) bytes, shorter than its \(ManifestFormat.headerSize)-byte header", offset: 0)
-            }
-            guard bytes.prefix(8).elementsEqual(ManifestFormat.magic) else {
-                throw FormatError(.badMagic, "file does not start with the manifest magic \"STRATAMF\"", offset: 0)
-            }
-            var reader = ByteReader(bytes, position: 8)
-            let major = try reader.readUInt16()
-            let minor = try reader.readUInt16()
-            _ = try reader.readUInt32()
-            let number = try reader.readUInt64()
-            _ = try reader.readUInt32()
-            let stored = try reader.readUInt32()
-            guard stored == Checksum.crc32(UnsafeRawBufferPointer(rebasing: bytes[0..<28])) else {
-                throw FormatError(.checksumMismatch, "manifest header checksum mismatch", offset: 28)
-            }
-            guard major <= ManifestFormat.majorVersion else {
-                throw FormatError(.unsupportedVersion(major: major, minor: minor),
-                                  "manifest format version \(major).\(minor) is newer than the \(ManifestFormat.majorVersion).\(ManifestFormat.minorVersion) this build reads", offset: 8)
-            }
-            return Header(fileNumber: number, majorVersion: major, minorVersion: minor)
+            let header = try NumberedFileHeader.decode(bytes, kind)
+            return Header(fileNumber: header.number, majorVersion: header.major, minorVersion: header.minor)
         }
     }
 }

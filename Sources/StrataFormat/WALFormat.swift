@@ -26,6 +26,14 @@ public enum WALFormat {
         case last = 4
     }
 
+    // MARK: File names
+
+    /// `wal-0000000003.log`: ten digits, zero-padded.
+    public static func fileName(_ number: UInt64) -> String { ManifestFormat.numbered("wal-", number, ".log") }
+
+    /// The segment number in a file name, or nil when the name is not a WAL segment's.
+    public static func number(fromName name: String) -> UInt64? { ManifestFormat.parse(name, "wal-", ".log") }
+
     // MARK: Header
 
     public struct SegmentHeader: Sendable, Equatable {
@@ -39,46 +47,18 @@ public enum WALFormat {
             self.minorVersion = minorVersion
         }
 
+        static let kind = NumberedFileHeader.Kind(magic: WALFormat.magic, file: "WAL segment", format: "WAL",
+                                                  majorVersion: WALFormat.majorVersion, minorVersion: WALFormat.minorVersion)
+
         public func encoded() -> [UInt8] {
-            var out = [UInt8]()
-            out.reserveCapacity(WALFormat.headerSize)
-            out.append(contentsOf: WALFormat.magic)
-            out.appendLittleEndian(majorVersion)
-            out.appendLittleEndian(minorVersion)
-            out.appendLittleEndian(UInt32(0))  // flags
-            out.appendLittleEndian(segmentNumber)
-            out.appendLittleEndian(UInt32(0))  // reserved
-            out.appendLittleEndian(Checksum.crc32(out))
-            assert(out.count == WALFormat.headerSize)
-            return out
+            NumberedFileHeader.encode(Self.kind, number: segmentNumber, major: majorVersion, minor: minorVersion)
         }
 
         /// Decodes and validates a header. Checks, in order: length, magic, checksum, version,
         /// so that a file of another kind is reported as such rather than as damaged.
         public static func decode(_ bytes: UnsafeRawBufferPointer) throws(FormatError) -> SegmentHeader {
-            guard bytes.count >= WALFormat.headerSize else {
-                throw FormatError(.truncated, "WAL segment is \(bytes.count) bytes, shorter than its \(WALFormat.headerSize)-byte header", offset: 0)
-            }
-            guard bytes.prefix(8).elementsEqual(WALFormat.magic) else {
-                throw FormatError(.badMagic, "file does not start with the WAL magic \"STRATAWL\"", offset: 0)
-            }
-            var reader = ByteReader(bytes)
-            reader.position = 8
-            let major = try reader.readUInt16()
-            let minor = try reader.readUInt16()
-            _ = try reader.readUInt32()
-            let number = try reader.readUInt64()
-            _ = try reader.readUInt32()
-            let stored = try reader.readUInt32()
-            let actual = Checksum.crc32(UnsafeRawBufferPointer(rebasing: bytes[0..<28]))
-            guard stored == actual else {
-                throw FormatError(.checksumMismatch, "WAL segment header checksum mismatch", offset: 28)
-            }
-            guard major <= WALFormat.majorVersion else {
-                throw FormatError(.unsupportedVersion(major: major, minor: minor),
-                                  "WAL format version \(major).\(minor) is newer than the \(WALFormat.majorVersion).\(WALFormat.minorVersion) this build reads", offset: 8)
-            }
-            return SegmentHeader(segmentNumber: number, majorVersion: major, minorVersion: minor)
+            let header = try NumberedFileHeader.decode(bytes, kind)
+            return SegmentHeader(segmentNumber: header.number, majorVersion: header.major, minorVersion: header.minor)
         }
     }
 

@@ -33,17 +33,7 @@ enum StoreFileName: Equatable {
         }
     }
 
-    /// `wal-0000000003.log`. The engine names WAL segments the same way; the format module
-    /// has no helper for them yet.
-    static func walName(_ number: UInt64) -> String {
-        let digits = String(number)
-        return "wal-" + String(repeating: "0", count: max(0, 10 - digits.count)) + digits + ".log"
-    }
+    static func walName(_ number: UInt64) -> String { WALFormat.fileName(number) }
 
-    static func walNumber(fromName name: String) -> UInt64? {
-        guard name.hasPrefix("wal-"), name.hasSuffix(".log") else { return nil }
-        let digits = name.dropFirst(4).dropLast(4)
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        return UInt64(digits)
-    }
+    static func walNumber(fromName name: String) -> UInt64? { WALFormat.number(fromName: name) }
 }
