@@ -385,6 +385,8 @@ final class Maintenance: @unchecked Sendable {
                                     targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options,
                                     shouldStop: { self.stopping.load(ordering: .relaxed) })
         var written: [UInt64] = []
+        /// Set once the edit naming the outputs may have reached the manifest.
+        var editAttempted = false
         let result: (outputs: [SegmentMeta], entriesIn: Int, entriesOut: Int)
         do {
             result = try merge.run { output in
@@ -397,6 +399,7 @@ final class Maintenance: @unchecked Sendable {
             try options.failpoints?.handler(.beforeManifestEdit)
             let removed = plan.inputs.flatMap { input in input.files.map { (level: input.level, fileNumber: $0.number) } }
             try installLock.withLock { _ in
+                editAttempted = true
                 try log(VersionEdit(nextFileNumber: state.nextFileNumber, added: result.outputs, removed: removed))
                 let inputNumbers = Set(plan.allInputs.map(\.number))
                 for level in levels.indices { levels[level].removeAll { inputNumbers.contains($0.number) } }
@@ -406,8 +409,12 @@ final class Maintenance: @unchecked Sendable {
                 published.replaceVersion { $0.replacing(levels: levels) }
             }
         } catch {
-            // Outputs nobody references yet: remove them now (or the next open will).
-            for number in written { try? fileSystem.removeFile(fileSystem.path(directory, ManifestFormat.segmentFileName(number))) }
+            // Before the edit, nobody references the outputs: remove them now. Once the edit
+            // was attempted, a failed sync leaves it unknown whether the manifest on disk
+            // names them, so they stay; if it does not, the next open removes them.
+            if !editAttempted {
+                for number in written { try? fileSystem.removeFile(fileSystem.path(directory, ManifestFormat.segmentFileName(number))) }
+            }
             throw error
         }
         for file in plan.allInputs { file.markObsolete() }

@@ -8,7 +8,8 @@ import StrataTestSupport
 
 /// A deterministic workload of a few hundred transactions with mixed durability: single
 /// transactions, groups that commit together (one WAL write, one sync), explicit syncs, and
-/// values large enough to fragment records and roll WAL segments.
+/// values large enough to fragment records and roll WAL segments; optionally explicit
+/// `compact()` calls.
 struct CrashWorkload {
     struct Transaction {
         var writes: [(key: [UInt8], value: [UInt8]?)]
@@ -19,6 +20,8 @@ struct CrashWorkload {
         case single(Transaction)
         case group([Transaction])
         case sync
+        /// `store.compact()`: seal, flush, and merge every file into one level.
+        case compact
     }
 
     static let markerKey = Array("~sequence".utf8)
@@ -27,8 +30,15 @@ struct CrashWorkload {
     /// `states[i]` is the store's content after transaction i (1-based); `states[0]` is empty.
     var states: [[[UInt8]: [UInt8]]] = [[:]]
 
-    init(seed: UInt64, transactions: Int, largeValueBytes: ClosedRange<Int> = 20_000...70_000) {
+    /// The defaults make the original workload (40 keys, 1...4 writes, values up to 300 bytes
+    /// and one in 12 of `largeValueBytes`); other values change its shape, not the stream the
+    /// defaults draw. `compactAfter` lists transaction counts after which a `.compact` step
+    /// comes.
+    init(seed: UInt64, transactions: Int, largeValueBytes: ClosedRange<Int> = 20_000...70_000,
+         keys: Int = 40, writesPerTransaction: ClosedRange<Int> = 1...4, smallValueBytes: ClosedRange<Int> = 0...300,
+         largeValueOneIn: Int = 12, compactAfter: [Int] = []) {
         var random = SeededRandom(seed: seed)
+        var compactions = compactAfter.sorted()[...]
         var state: [[UInt8]: [UInt8]] = [:]
         var index = 0
 
@@ -36,17 +46,17 @@ struct CrashWorkload {
             index += 1
             var writes: [(key: [UInt8], value: [UInt8]?)] = []
             var touched = Set<[UInt8]>()
-            for _ in 0..<Int.random(in: 1...4, using: &random) {
-                let key = Array("key-\(Int.random(in: 0..<40, using: &random))".utf8)
+            for _ in 0..<Int.random(in: writesPerTransaction, using: &random) {
+                let key = Array("key-\(Int.random(in: 0..<keys, using: &random))".utf8)
                 guard touched.insert(key).inserted else { continue }
                 if Int.random(in: 0..<5, using: &random) == 0 {
                     writes.append((key, nil))
                     state[key] = nil
                 } else {
                     // Mostly small values; now and then one that spans several WAL blocks.
-                    let length = Int.random(in: 0..<12, using: &random) == 0
+                    let length = largeValueOneIn > 0 && Int.random(in: 0..<largeValueOneIn, using: &random) == 0
                         ? Int.random(in: largeValueBytes, using: &random)
-                        : Int.random(in: 0...300, using: &random)
+                        : Int.random(in: smallValueBytes, using: &random)
                     let fill = UInt8(truncatingIfNeeded: index)
                     let value = [UInt8](repeating: fill, count: length)
                     writes.append((key, value))
@@ -71,6 +81,10 @@ struct CrashWorkload {
             default:
                 steps.append(.sync)
             }
+            while let next = compactions.first, index >= next {
+                steps.append(.compact)
+                compactions.removeFirst()
+            }
         }
     }
 }
@@ -93,16 +107,39 @@ final class SharedOutcome: Sendable {
     }
 }
 
+/// Budgets small enough that a crash workload flushes and compacts, with that work run inline
+/// (`runsBackgroundWorkInline`) so the file-system operations come in the same order on every
+/// run and a crash point names the same moment each time.
+struct LevelBudgets: Sendable {
+    var memtableBytes = 64 << 10
+    var segmentFileBytes = 64 << 10
+    var level1Bytes = 256 << 10
+    var level0CompactionTrigger = 2
+    var blockCacheBytes = 32 << 10
+    var compressionFromLevel: Int? = 1
+
+    func apply(to options: inout StoreOptions) {
+        options.memtableBytes = memtableBytes
+        options.segmentFileBytes = segmentFileBytes
+        options.level1Bytes = level1Bytes
+        options.level0CompactionTrigger = level0CompactionTrigger
+        options.blockCacheBytes = blockCacheBytes
+        options.compressionFromLevel = compressionFromLevel
+        options.runsBackgroundWorkInline = true
+    }
+}
+
 enum CrashHarness {
     static let storePath = "/crash/store"
 
     static func options(_ fileSystem: SimulatedFileSystem, failpoints: Failpoints? = nil,
-                        segmentBytes: Int = 64 * 1024) -> StoreOptions {
+                        segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil) -> StoreOptions {
         var options = StoreOptions()
         options.fileSystem = fileSystem
         options.walSegmentBytes = segmentBytes
         options.logger.logLevel = .critical
         options.failpoints = failpoints
+        levels?.apply(to: &options)
         return options
     }
 
@@ -114,13 +151,15 @@ enum CrashHarness {
 
     /// Runs the workload until it ends or a call fails (after the simulated power loss every
     /// call fails). `outcome` is updated as acknowledgements arrive, so another thread can
-    /// read it while the writer is frozen.
+    /// read it while the writer is frozen. `inspect` sees the store after the last step, when
+    /// every step succeeded, before it closes.
     static func run(_ workload: CrashWorkload, on fileSystem: SimulatedFileSystem, failpoints: Failpoints? = nil,
-                    segmentBytes: Int = 64 * 1024, outcome: SharedOutcome) {
+                    segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil, outcome: SharedOutcome,
+                    inspect: ((Store) -> Void)? = nil) {
         // The store's parent directory is durable before the workload starts, as an app's
         // container directory is.
         guard (try? fileSystem.createDirectory("/crash")) != nil, (try? fileSystem.syncDirectory("/")) != nil,
-              let store = try? Store(path: storePath, options: options(fileSystem, failpoints: failpoints, segmentBytes: segmentBytes)) else { return }
+              let store = try? Store(path: storePath, options: options(fileSystem, failpoints: failpoints, segmentBytes: segmentBytes, levels: levels)) else { return }
         defer { try? store.close() }
         var next = 1
         var lastAcknowledged = 0
@@ -172,16 +211,23 @@ enum CrashHarness {
                 do { try store.sync() } catch { return }
                 let durable = lastAcknowledged
                 outcome.withLock { $0.durableThrough = max($0.durableThrough, durable) }
+            case .compact:
+                // It promises no durability of its own: `durableThrough` stays.
+                do { try store.compact() } catch { return }
             }
         }
+        inspect?(store)
     }
 
     /// Opens the crashed image and checks every recovery promise. Returns failure text, or nil.
+    /// With `levels`, the recovered store also compacts everything and must still hold the
+    /// same state; `context` names the case for the verifier hook.
     static func verify(image: SimulatedFileSystem, workload: CrashWorkload, outcome: CrashOutcome,
-                       segmentBytes: Int = 64 * 1024) -> String? {
+                       segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil, context: String = "") -> String? {
         do {
             try? image.createDirectory("/crash")
-            let store = try Store(path: storePath, options: options(image, segmentBytes: segmentBytes))
+            let storeOptions = CrashHarness.options(image, segmentBytes: segmentBytes, levels: levels)
+            let store = try Store(path: storePath, options: storeOptions)
             let recovered = store.version
             let state = try store.read { tx in
                 Dictionary(uniqueKeysWithValues: try tx.scan(from: []).map { ($0.key, $0.value) })
@@ -195,16 +241,34 @@ enum CrashHarness {
             if state != workload.states[Int(recovered)] {
                 return "state at version \(recovered) is not the state after commit \(recovered) (a torn or partial transaction)"
             }
+            if levels != nil {
+                // What recovery opened must survive being merged: every file it listed is
+                // read through and rewritten.
+                try store.compact()
+                let compacted = try store.read { tx in
+                    Dictionary(uniqueKeysWithValues: try tx.scan(from: []).map { ($0.key, $0.value) })
+                }
+                if compacted != state { return "compacting the recovered store changed its state" }
+            }
             // The store must accept new writes, and keep them across a clean reopen.
             try store.write { tx in try tx.put(Array("~after".utf8), Array("yes".utf8)) }
             try store.close()
-            let reopened = try Store(path: storePath, options: options(image, segmentBytes: segmentBytes))
-            defer { try? reopened.close() }
-            guard reopened.version == recovered + 1,
-                  try reopened.read({ try $0.get(Array("~after".utf8)) }) == Array("yes".utf8),
-                  reopened.recovery.truncatedTail == nil else {
+            let reopened = try Store(path: storePath, options: storeOptions)
+            let newValue = try reopened.read { try $0.get(Array("~after".utf8)) }
+            let kept = reopened.version == recovered + 1 && newValue == Array("yes".utf8) && reopened.recovery.truncatedTail == nil
+            let afterState = try reopened.read { tx in
+                Dictionary(uniqueKeysWithValues: try tx.scan(from: []).map { ($0.key, $0.value) })
+            }
+            try reopened.close()
+            guard kept else {
                 return "the recovered store did not keep a new write across a clean reopen"
             }
+            var expectedAfter = state
+            expectedAfter[Array("~after".utf8)] = Array("yes".utf8)
+            if afterState != expectedAfter {
+                return "after a new write and a clean reopen the store no longer holds the recovered state"
+            }
+            try assertStoreIsClean(path: storePath, fileSystem: image, context: context)
             return nil
         } catch {
             return "reopening failed: \(error)"
@@ -258,8 +322,9 @@ struct CrashRecoveryTests {
             let acknowledged = outcome.withLock { $0 }
             for mode in CrashHarness.modes(seed: seed, point: point) {
                 checked += 1
-                if let problem = CrashHarness.verify(image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged) {
-                    failures.append("seed \(seed), crash at operation \(point) of \(totalOperations), \(mode): \(problem)")
+                let context = "seed \(seed), crash at operation \(point) of \(totalOperations), \(mode)"
+                if let problem = CrashHarness.verify(image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged, context: context) {
+                    failures.append("\(context): \(problem)")
                 }
             }
             if failures.count >= 5 { break }
@@ -289,8 +354,8 @@ struct CrashRecoveryTests {
             CrashHarness.run(workload, on: fileSystem, segmentBytes: segmentBytes, outcome: outcome)
             let acknowledged = outcome.withLock { $0 }
             for mode in CrashHarness.modes(seed: seed, point: point) {
-                if let problem = CrashHarness.verify(image: fileSystem.crashImage(mode), workload: workload,
-                                                     outcome: acknowledged, segmentBytes: segmentBytes) {
+                if let problem = CrashHarness.verify(image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged,
+                                                     segmentBytes: segmentBytes, context: "crash at operation \(point), \(mode)") {
                     failures.append("crash at operation \(point), \(mode): \(problem)")
                 }
             }
@@ -331,7 +396,8 @@ struct CrashRecoveryTests {
                 let acknowledged = outcome.withLock { $0 }
                 for mode in CrashHarness.modes(seed: seed, point: hit) {
                     frozenStates += 1
-                    let problem = CrashHarness.verify(image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged)
+                    let problem = CrashHarness.verify(image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged,
+                                                      context: "failpoint \(point), hit \(hit), \(mode)")
                     #expect(problem == nil, "failpoint \(point), hit \(hit), \(mode): \(problem ?? "")")
                 }
                 release.signal()
