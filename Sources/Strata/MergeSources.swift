@@ -118,18 +118,21 @@ final class FileSource: MergeSource {
 
     private func advanceForward() throws -> Bool {
         while try nextRawForward() {
-            let c = cursor!
-            if hasLastKey && compareKeys(c.userKey, lastKey.bytes) == 0 { continue }
-            if let upper, upper.withUnsafeBytes({ compareKeys(c.userKey, $0) }) >= 0 {
+            // The cursor's key lives in `rawKey`, which this source owns: read it there
+            // rather than copying the cursor (and retaining its block) on every entry.
+            let rawUserKey = UnsafeRawBufferPointer(rebasing: rawKey.bytes.dropLast(8))
+            if hasLastKey && compareKeys(rawUserKey, lastKey.bytes) == 0 { continue }
+            if let upper, upper.withUnsafeBytes({ compareKeys(rawUserKey, $0) }) >= 0 {
                 fileIndex = files.count
                 cursor = nil
                 return false
             }
-            if c.sequence > sequence_ { continue }
-            lastKey.set(c.userKey)
+            let trailer = rawKey.bytes.loadUnaligned(fromByteOffset: rawKey.count - 8, as: UInt64.self).littleEndian
+            if trailer >> 8 > sequence_ { continue }
+            lastKey.set(rawUserKey)
             hasLastKey = true
-            currentSequence = c.sequence
-            currentTombstone = c.isTombstone
+            currentSequence = trailer >> 8
+            currentTombstone = trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
             return true
         }
         return false
