@@ -221,36 +221,9 @@ struct ScaleRun {
         var peak = rssAtStart
         let opened = try Store(path: path, options: options)
         store = opened
-        var seconds = 0.0
-        var keys: [[UInt8]] = []
-        var values: [[UInt8]] = []
-        keys.reserveCapacity(Self.batchSize)
-        values.reserveCapacity(Self.batchSize)
-        var next = 0
-        var nextSample = Self.sampleEvery
-        var progress = Progress(reporter: reporter, what: "load", total: count)
-        while next < count {
-            let end = min(next + Self.batchSize, count)
-            keys.removeAll(keepingCapacity: true)
-            values.removeAll(keepingCapacity: true)
-            for position in next..<end {
-                let index = Int(order[position])
-                keys.append(BenchmarkKey.make(index))
-                values.append(data.value(key: index, generation: 0))
-            }
-            let (_, batchSeconds) = try Clock.time {
-                try opened.write { tx in
-                    for j in keys.indices { try tx.put(keys[j], values[j]) }
-                }
-            }
-            seconds += batchSeconds
-            next = end
-            if next >= nextSample {
-                let rss = ProcessMemory.rss()
-                peak = larger(peak, rss)
-                nextSample += Self.sampleEvery
-                progress.update(done: next, seconds: seconds, rss: rss)
-            }
+        var seconds = try putInBatches(opened, count: count, what: "load", peak: &peak) { position in
+            let index = Int(order[position])
+            return (index, 0)
         }
         let (_, syncSeconds) = try Clock.time { try opened.sync() }
         seconds += syncSeconds
@@ -360,6 +333,45 @@ struct ScaleRun {
         var usageAfterClose: DirectoryUsage
     }
 
+    /// Puts `count` keys, `batchSize` per write transaction, the `position`-th being key
+    /// `pick(position).index` at that generation; samples RSS every `sampleEvery` puts into
+    /// `peak`. Returns the seconds spent inside the store.
+    private func putInBatches(_ store: Store, count: Int, what: String, peak: inout Int?,
+                              pick: (Int) -> (index: Int, generation: UInt8)) throws -> Double {
+        var seconds = 0.0
+        var keys: [[UInt8]] = []
+        var values: [[UInt8]] = []
+        keys.reserveCapacity(Self.batchSize)
+        values.reserveCapacity(Self.batchSize)
+        var next = 0
+        var nextSample = Self.sampleEvery
+        var progress = Progress(reporter: reporter, what: what, total: count)
+        while next < count {
+            let end = min(next + Self.batchSize, count)
+            keys.removeAll(keepingCapacity: true)
+            values.removeAll(keepingCapacity: true)
+            for position in next..<end {
+                let (index, generation) = pick(position)
+                keys.append(BenchmarkKey.make(index))
+                values.append(data.value(key: index, generation: generation))
+            }
+            let (_, batchSeconds) = try Clock.time {
+                try store.write { tx in
+                    for j in keys.indices { try tx.put(keys[j], values[j]) }
+                }
+            }
+            seconds += batchSeconds
+            next = end
+            if next >= nextSample {
+                let rss = ProcessMemory.rss()
+                peak = larger(peak, rss)
+                nextSample += Self.sampleEvery
+                progress.update(done: next, seconds: seconds, rss: rss)
+            }
+        }
+        return seconds
+    }
+
     /// Step 5: N puts to uniform random keys of the large store (1000 per write, one sync),
     /// then `compact()`; the directory's size against the live data; then every value
     /// checked: `reads` random gets and a full scan. A compact() that throws is reported
@@ -373,37 +385,11 @@ struct ScaleRun {
         var picks = BenchmarkRandom(seed: data.seed(.overwrite))
         var peak = ProcessMemory.rss()
         var seconds = 0.0
-        var keys: [[UInt8]] = []
-        var values: [[UInt8]] = []
-        keys.reserveCapacity(Self.batchSize)
-        values.reserveCapacity(Self.batchSize)
-        var next = 0
-        var nextSample = Self.sampleEvery
-        var progress = Progress(reporter: reporter, what: "overwrite", total: num)
         try step("overwrite (puts)") {
-            while next < num {
-                let end = min(next + Self.batchSize, num)
-                keys.removeAll(keepingCapacity: true)
-                values.removeAll(keepingCapacity: true)
-                for _ in next..<end {
-                    let index = picks.next(below: num)
-                    generations[index] &+= 1
-                    keys.append(BenchmarkKey.make(index))
-                    values.append(data.value(key: index, generation: generations[index]))
-                }
-                let (_, batchSeconds) = try Clock.time {
-                    try opened.write { tx in
-                        for j in keys.indices { try tx.put(keys[j], values[j]) }
-                    }
-                }
-                seconds += batchSeconds
-                next = end
-                if next >= nextSample {
-                    let rss = ProcessMemory.rss()
-                    peak = larger(peak, rss)
-                    nextSample += Self.sampleEvery
-                    progress.update(done: next, seconds: seconds, rss: rss)
-                }
+            seconds = try putInBatches(opened, count: num, what: "overwrite", peak: &peak) { _ in
+                let index = picks.next(below: num)
+                generations[index] &+= 1
+                return (index, generations[index])
             }
             let (_, syncSeconds) = try Clock.time { try opened.sync() }
             seconds += syncSeconds
