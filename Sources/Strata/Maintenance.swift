@@ -253,6 +253,8 @@ final class Maintenance: @unchecked Sendable {
     }
 
     /// Deletes WAL segments numbered below `logNumber` (invariant 3: the edit is durable).
+    /// No directory sync: a removal a crash undoes leaves a segment below the manifest's log
+    /// number, which recovery never replays and removes.
     private func retireWAL(below logNumber: UInt64) {
         guard let names = try? fileSystem.listDirectory(directory) else { return }
         for name in names {

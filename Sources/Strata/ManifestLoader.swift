@@ -82,17 +82,7 @@ struct ManifestLoader {
     }
 
     private static func holdsRecord(_ bytes: [UInt8], after offset: Int) -> Bool {
-        var probe = WALScanner(bytes: bytes, start: ManifestFormat.headerSize)
-        probe.skipToNextBlock(after: offset)
-        while true {
-            switch probe.next() {
-            case .record: return true
-            case .invalid(let bad, _): probe.skipToNextBlock(after: max(bad, probe.position - 1))
-            case .end(let end):
-                if end >= bytes.count || probe.isZero(from: end) { return false }
-                probe.skipToNextBlock(after: end)
-            }
-        }
+        WALScanner.firstRecord(in: bytes, afterBlockOf: offset) != nil
     }
 
     private mutating func apply(_ edit: VersionEdit, path: String, offset: Int) throws {

@@ -60,6 +60,8 @@ final class ManifestWriter {
         try fs.syncDirectory(directory)
         let handle = try fs.openFile(final, create: false)
         // The new manifest is durable: older ones (and stray temporaries) are no longer needed.
+        // No directory sync for the removals: one a crash undoes leaves an older manifest,
+        // which the highest-numbered one outranks and the next open removes.
         for name in try fs.listDirectory(directory) {
             let older = ManifestFormat.number(fromManifestName: name).map { $0 < number } ?? false
             let stray = ManifestFormat.number(fromTemporaryName: name) != nil

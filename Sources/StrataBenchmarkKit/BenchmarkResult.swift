@@ -55,7 +55,8 @@ public struct BenchmarkResult: Sendable, Equatable {
                   note: object["note"] as? String, verification: "")
     }
 
-    static func jsonString(_ text: String) -> String {
+    /// `text` as a JSON string literal, quotes included.
+    public static func jsonString(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -32,6 +32,26 @@ public struct WALScanner {
         resyncing = true
     }
 
+    /// Looks past damage at `offset` for valid records, resyncing at each later block start,
+    /// and returns the first one `accept` takes (payload and offset), or nil when none does.
+    /// Recovery and the verifier use it to tell a torn tail from damage in the middle.
+    public static func firstRecord(in bytes: [UInt8], afterBlockOf offset: Int,
+                                   where accept: ([UInt8], Int) -> Bool = { _, _ in true }) -> Int? {
+        var probe = WALScanner(bytes: bytes, start: min(offset, bytes.count))
+        probe.skipToNextBlock(after: offset)
+        while true {
+            switch probe.next() {
+            case .record(let payload, let recordOffset, _):
+                if accept(payload, recordOffset) { return recordOffset }
+            case .invalid(let bad, _):
+                probe.skipToNextBlock(after: max(bad, probe.position - 1))
+            case .end(let end):
+                if end >= bytes.count || probe.isZero(from: end) { return nil }
+                probe.skipToNextBlock(after: end)
+            }
+        }
+    }
+
     /// True when every byte from `offset` to the end is zero.
     public func isZero(from offset: Int) -> Bool {
         isAllZero(bytes, from: offset)

@@ -20,19 +20,9 @@ public enum WALTail {
     /// `offset`; such a record proves the damaged bytes were durable before it was written,
     /// so the damage is corruption, not a torn write. Returns that record's offset.
     public static func laterRecordClaimingSynced(_ bytes: [UInt8], beyond offset: Int) -> Int? {
-        var probe = WALScanner(bytes: bytes)
-        probe.skipToNextBlock(after: offset)
-        while true {
-            switch probe.next() {
-            case .record(let payload, let recordOffset, _):
-                let header = try? payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) }
-                if let header, header.syncedThrough > UInt64(offset) { return recordOffset }
-            case .invalid(let bad, _):
-                probe.skipToNextBlock(after: max(bad, probe.position - 1))
-            case .end(let end):
-                if end >= bytes.count || probe.isZero(from: end) { return nil }
-                probe.skipToNextBlock(after: end)
-            }
+        WALScanner.firstRecord(in: bytes, afterBlockOf: offset) { payload, _ in
+            let header = try? payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) }
+            return header.map { $0.syncedThrough > UInt64(offset) } ?? false
         }
     }
 }

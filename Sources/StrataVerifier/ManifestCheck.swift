@@ -89,18 +89,6 @@ enum ManifestCheck {
             if case .record(_, let found, _) = probe.next() { return found }
             position += 1
         }
-        var scanner = WALScanner(bytes: bytes, start: offset)
-        scanner.skipToNextBlock(after: offset)
-        while true {
-            switch scanner.next() {
-            case .record(_, let found, _):
-                return found
-            case .invalid(let bad, _):
-                scanner.skipToNextBlock(after: max(bad, scanner.position - 1))
-            case .end(let end):
-                if end >= bytes.count || scanner.isZero(from: end) { return nil }
-                scanner.skipToNextBlock(after: end)
-            }
-        }
+        return WALScanner.firstRecord(in: bytes, afterBlockOf: offset)
     }
 }
