@@ -83,7 +83,7 @@ let package = Package(
             name: "StrataVerifierTests",
             // Depending on StrataFsck makes `swift test` build the `strata-fsck` binary the
             // tests spawn.
-            dependencies: ["StrataVerifier", "StrataFormat", "StrataIO", "StrataFixtureKit", "StrataFsck"],
+            dependencies: ["StrataVerifier", "StrataFormat", "StrataIO", "StrataFixtureKit", "StrataFsck", "StrataTestSupport"],
             swiftSettings: strictSettings
         ),
     ]
