@@ -1,14 +1,12 @@
 import StrataFormat
 
-/// One data block of a segment (layout: docs/format/segment.md, "Blocks"), held by the block
-/// cache and by cursors: either decoded into memory this object owns, or borrowed from a
-/// mapped segment file that `owner` keeps alive. Its bytes never change, so a cursor may hand
-/// out pointers into them for as long as it holds the block.
+/// One decoded data block of a segment (layout: docs/format/segment.md, "Blocks") in memory
+/// this object owns: what the block cache holds, and what compaction reads. Its bytes never
+/// change, so a cursor may hand out pointers into them for as long as it holds the block.
 final class DataBlock: @unchecked Sendable {
-    // @unchecked Sendable: the bytes are written once (or mapped read-only) and only read.
+    // @unchecked Sendable: the bytes are written once and only read.
     let contents: UnsafeRawBufferPointer
-    private let owned: UnsafeMutableRawBufferPointer?
-    private let owner: AnyObject?
+    private let owned: UnsafeMutableRawBufferPointer
     /// Where the entries end and the restart array begins.
     let entriesEnd: Int
     let restartCount: Int
@@ -23,7 +21,6 @@ final class DataBlock: @unchecked Sendable {
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(contents.count, 1), alignment: 8)
         contents.withUnsafeBytes { storage.copyMemory(from: $0) }
         owned = storage
-        owner = nil
         self.contents = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(storage)[0..<contents.count])
         restartCount = count
         entriesEnd = contents.count - 4 - 4 * count
@@ -31,20 +28,14 @@ final class DataBlock: @unchecked Sendable {
         self.fileName = fileName
     }
 
-    /// Borrows bytes of a mapped file whose restart array was already checked
-    /// (`checkRestarts`); `owner` keeps the mapping alive.
-    init(mapped bytes: UnsafeRawBufferPointer, owner: AnyObject, fileOffset: Int, fileName: String) {
-        contents = bytes
-        owned = nil
-        self.owner = owner
-        restartCount = Int(bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self).littleEndian)
-        entriesEnd = bytes.count - 4 - 4 * restartCount
-        self.fileOffset = fileOffset
-        self.fileName = fileName
+    deinit {
+        owned.deallocate()
     }
 
-    deinit {
-        owned?.deallocate()
+    /// The block as cursors read it; the view keeps this object alive.
+    var view: BlockView {
+        BlockView(contents: contents, entriesEnd: entriesEnd, restartCount: restartCount,
+                  fileOffset: fileOffset, fileName: fileName, owner: self)
     }
 
     /// Checks a block's restart array (count, order, bounds) and returns the count.
@@ -73,32 +64,63 @@ final class DataBlock: @unchecked Sendable {
         }
     }
 
+    /// Bytes this block costs the cache.
+    var cost: Int { contents.count + 64 }
+}
+
+/// A data block as a cursor reads it: bytes borrowed from a mapped segment file or from a
+/// `DataBlock`, with `owner` keeping them alive. A value, so reading a mapped block
+/// allocates nothing.
+struct BlockView {
+    let contents: UnsafeRawBufferPointer
+    /// Where the entries end and the restart array begins.
+    let entriesEnd: Int
+    let restartCount: Int
+    /// File offset of the block, for errors.
+    let fileOffset: Int
+    let fileName: String
+    let owner: AnyObject
+
+    init(contents: UnsafeRawBufferPointer, entriesEnd: Int, restartCount: Int, fileOffset: Int, fileName: String, owner: AnyObject) {
+        self.contents = contents
+        self.entriesEnd = entriesEnd
+        self.restartCount = restartCount
+        self.fileOffset = fileOffset
+        self.fileName = fileName
+        self.owner = owner
+    }
+
+    /// Borrows bytes of a mapped file whose restart array was already checked
+    /// (`DataBlock.checkRestarts`); `mapping` keeps them alive.
+    init(mapped bytes: UnsafeRawBufferPointer, mapping: AnyObject, fileOffset: Int, fileName: String) {
+        let count = Int(bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self).littleEndian)
+        self.init(contents: bytes, entriesEnd: bytes.count - 4 - 4 * count, restartCount: count,
+                  fileOffset: fileOffset, fileName: fileName, owner: mapping)
+    }
+
     /// The entry offset of restart point `i`.
     @inline(__always)
     func restart(_ i: Int) -> Int {
         Int(contents.loadUnaligned(fromByteOffset: entriesEnd + 4 * i, as: UInt32.self).littleEndian)
     }
 
-    /// Bytes this block costs the cache.
-    var cost: Int { contents.count + 64 }
-
     func corruption(_ message: String) -> StoreError {
         StoreError(.corruption, "segment data block is damaged (\(message)); run strata-fsck", file: fileName, offset: Int64(fileOffset))
     }
 }
 
-/// Walks the entries of a `DataBlock` forward, decoding keys into a buffer it reuses, so a
+/// Walks the entries of a data block forward, decoding keys into a buffer it reuses, so a
 /// step allocates nothing. `key` and `value` point into memory the cursor owns or the block
 /// holds: valid until the next step.
 struct BlockCursor {
-    let block: DataBlock
+    let block: BlockView
     private(set) var position = 0
     /// The current internal key (user key + 8-byte trailer).
     private(set) var keyBuffer: KeyBuffer
     private(set) var valueStart = 0
     private(set) var valueCount = 0
 
-    init(block: DataBlock, keyBuffer: KeyBuffer) {
+    init(block: BlockView, keyBuffer: KeyBuffer) {
         self.block = block
         self.keyBuffer = keyBuffer
         keyBuffer.count = 0
@@ -177,9 +199,11 @@ struct BlockCursor {
 /// A growable byte buffer for decoded keys, reused from entry to entry (a class so that
 /// cursors copied by value share it rather than copy it).
 final class KeyBuffer {
-    private(set) var storage: UnsafeMutableRawPointer
-    private var capacity: Int
-    var count = 0
+    // Written for every entry a cursor decodes, by the one thread that owns the cursor:
+    // unchecked, as in MergingCursor.
+    @exclusivity(unchecked) private(set) var storage: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) var count = 0
 
     init(capacity: Int = 64) {
         self.capacity = capacity

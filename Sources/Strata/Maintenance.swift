@@ -45,8 +45,10 @@ final class Maintenance: @unchecked Sendable {
         var nextFileNumber: UInt64
     }
 
-    let flushQueue = DispatchQueue(label: "strata.flush", qos: .utility)
-    let compactionQueue = DispatchQueue(label: "strata.compaction", qos: .utility)
+    /// Flushes and compactions each run on a thread of their own, below the priority of
+    /// readers and the writer (BackgroundThread).
+    let flushQueue = BackgroundThread(name: "strata.flush")
+    let compactionQueue = BackgroundThread(name: "strata.compaction")
     /// Guards the install-locked state below (invariant 1). Held by background work only:
     /// the writer and readers never take it.
     private let installLock = Mutex(())
@@ -129,7 +131,7 @@ final class Maintenance: @unchecked Sendable {
 
     /// `compactAll`, for a caller already on `compactionQueue`.
     func compactAllOnQueue() throws {
-        dispatchPrecondition(condition: .onQueue(compactionQueue))
+        precondition(compactionQueue.isCurrent, "compactAllOnQueue runs on the compaction thread")
         do {
             try flushQueue.sync { try flushPending() }
             try fullCompaction()

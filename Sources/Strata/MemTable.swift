@@ -323,5 +323,10 @@ func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> In
 @inline(__always)
 func copyBytes(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
     guard let base = bytes.baseAddress, bytes.count > 0 else { return [] }
-    return Array(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count))
+    // This initializer is inlined and specialized here; `Array(UnsafeBufferPointer)` looked
+    // up the array's generic metadata on every call.
+    return [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, initialized in
+        buffer.baseAddress!.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        initialized = bytes.count
+    }
 }

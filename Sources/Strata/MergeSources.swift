@@ -14,8 +14,9 @@ protocol MergeSource: AnyObject {
 
 /// A memtable, through its cursor (node bytes live as long as the table).
 final class MemorySource: MergeSource {
-    private var cursor: MemTable.Cursor
-    private var node: MemTable.Node? = nil
+    // Per-entry state of one scan's thread: unchecked, as in MergingCursor.
+    @exclusivity(unchecked) private var cursor: MemTable.Cursor
+    @exclusivity(unchecked) private var node: MemTable.Node? = nil
 
     init(table: MemTable, sequence: UInt64, lower: [UInt8], upper: [UInt8]?, reverse: Bool) {
         cursor = MemTable.Cursor(table: table, sequence: sequence, lower: lower, upper: upper, reverse: reverse)
@@ -64,20 +65,21 @@ final class FileSource: MergeSource {
     private let upper: [UInt8]?
     private let reverse: Bool
 
-    private var fileIndex: Int
-    private var blockIndex = 0
-    private var cursor: BlockCursor? = nil
+    // Per-entry state of one scan's thread: unchecked, as in MergingCursor.
+    @exclusivity(unchecked) private var fileIndex: Int
+    @exclusivity(unchecked) private var blockIndex = 0
+    @exclusivity(unchecked) private var cursor: BlockCursor? = nil
     /// The raw entry the cursor holds has not been consumed yet (after a seek).
-    private var holdsUnconsumed = false
+    @exclusivity(unchecked) private var holdsUnconsumed = false
     private let rawKey = KeyBuffer()
     /// The user key last handed out (forward): older versions of it are skipped.
     private let lastKey = KeyBuffer()
-    private var hasLastKey = false
-    private var started = false
+    @exclusivity(unchecked) private var hasLastKey = false
+    @exclusivity(unchecked) private var started = false
 
     // Forward: the current entry is the cursor's. Reverse: copies.
-    private var currentSequence: UInt64 = 0
-    private var currentTombstone = false
+    @exclusivity(unchecked) private var currentSequence: UInt64 = 0
+    @exclusivity(unchecked) private var currentTombstone = false
     private var reverseKey: [UInt8] = []
     private var reverseValue: [UInt8] = []
     /// Reverse: the entries of the block being walked, and the next one to hand out.

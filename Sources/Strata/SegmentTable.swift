@@ -155,7 +155,7 @@ final class SegmentTable: @unchecked Sendable {
 
     /// Data block `i`: borrowed from the mapping when it is stored uncompressed, otherwise
     /// from the cache, or read, checked and decoded (and cached).
-    func block(_ i: Int) throws -> DataBlock {
+    func block(_ i: Int) throws -> BlockView {
         let blockHandle = tail.index[i].handle
         if let mapping {
             let start = Int(blockHandle.offset), size = Int(blockHandle.size)
@@ -170,20 +170,24 @@ final class SegmentTable: @unchecked Sendable {
                     try DataBlock.checkRestarts(UnsafeRawBufferPointer(rebasing: stored[0..<size]), fileOffset: start, fileName: path)
                     checked[i].store(true, ordering: .releasing)
                 }
-                return DataBlock(mapped: UnsafeRawBufferPointer(rebasing: stored[0..<size]), owner: mapping, fileOffset: start, fileName: path)
+                return BlockView(mapped: UnsafeRawBufferPointer(rebasing: stored[0..<size]), mapping: mapping, fileOffset: start, fileName: path)
             }
         }
         let key = BlockCache.Key(file: meta.fileNumber, offset: blockHandle.offset)
-        if let cached = cache.get(key) { return cached }
-        let block = try readBlock(i)
+        if let cached = cache.get(key) { return cached.view }
+        let block = try decodedBlock(i)
         cache.insert(key, block)
-        return block
+        return block.view
     }
 
     /// Data block `i` read with the file system's `read`, checked and decoded, bypassing the
     /// cache and the mapping: for compaction, which reads each block once and should neither
     /// evict what readers use nor grow the process's resident memory with mapped pages.
-    func readBlock(_ i: Int) throws -> DataBlock {
+    func readBlock(_ i: Int) throws -> BlockView {
+        try decodedBlock(i).view
+    }
+
+    private func decodedBlock(_ i: Int) throws -> DataBlock {
         let blockHandle = tail.index[i].handle
         let stored: [UInt8]
         do {
@@ -255,26 +259,33 @@ final class SegmentTable: @unchecked Sendable {
         }
     }
 
-    /// The newest version of `userKey` at or below `sequence` in this file. `useFilter`
-    /// false skips the Bloom filter: for the deepest level, where a read that got this far
-    /// usually finds its key, the filter's probes (cache misses on a large store) buy nothing.
-    func get(_ userKey: [UInt8], at sequence: UInt64, keyBuffer: KeyBuffer, useFilter: Bool = true) throws -> MemTable.Lookup {
-        if useFilter { guard tail.filter.mayContain(userKey) else { return .absent } }
-        return try userKey.withUnsafeBytes { key in
-            let i = blockIndex(atOrAfter: key, sequence: sequence)
-            guard i < blockCount else { return .absent }
-            var cursor = BlockCursor(block: try block(i), keyBuffer: keyBuffer)
-            var found = try cursor.seek(userKey: key, sequence: sequence)
-            if !found, i + 1 < blockCount {
-                // The separator can sit between the block's last key and the next block's
-                // first: the version wanted then starts the next block.
-                cursor = BlockCursor(block: try block(i + 1), keyBuffer: keyBuffer)
-                found = try cursor.next()
-            }
-            guard found, compareKeys(cursor.userKey, key) == 0 else { return .absent }
-            return cursor.isTombstone ? .deleted : .value(copyBytes(cursor.value))
+    /// The newest version of `userKey` at or below `sequence` in this file. `hash` is the
+    /// key's `BloomFilter.hash`, nil to skip the filter: for the deepest level, where a read
+    /// that got this far usually finds its key, the filter's probe (a cache miss on a large
+    /// store) buys nothing.
+    func get(_ key: UnsafeRawBufferPointer, hash: UInt64?, at sequence: UInt64, keyBuffer: KeyBuffer) throws -> MemTable.Lookup {
+        if let hash { guard tail.filter.mayContain(hash: hash) else { return .absent } }
+        let i = blockIndex(atOrAfter: key, sequence: sequence)
+        guard i < blockCount else { return .absent }
+        var cursor = BlockCursor(block: try block(i), keyBuffer: keyBuffer)
+        var found = try cursor.seek(userKey: key, sequence: sequence)
+        if !found, i + 1 < blockCount {
+            // The separator can sit between the block's last key and the next block's
+            // first: the version wanted then starts the next block.
+            cursor = BlockCursor(block: try block(i + 1), keyBuffer: keyBuffer)
+            found = try cursor.next()
         }
+        guard found, compareKeys(cursor.userKey, key) == 0 else { return .absent }
+        return cursor.isTombstone ? .deleted : .value(copyBytes(cursor.value))
     }
+
+    /// Whether `key` lies in this file's key range.
+    func covers(_ key: UnsafeRawBufferPointer) -> Bool {
+        smallestKey.withUnsafeBytes { compareKeys(key, $0) >= 0 } && largestKey.withUnsafeBytes { compareKeys(key, $0) <= 0 }
+    }
+
+    var smallestKey: [UInt8] { meta.smallestKey }
+    var largestKey: [UInt8] { meta.largestKey }
 }
 
 /// `withUnsafeBytes` for a body that throws `FormatError`, keeping the error's type.

@@ -49,12 +49,29 @@ final class Version: Sendable {
         case .deleted: return nil
         case .absent: break
         }
+        return try key.withUnsafeBytes { raw in try getFromFiles(raw, at: sequence) }
+    }
+
+    /// The lookup's second half: level 0 newest first, then one file per deeper level.
+    private func getFromFiles(_ key: UnsafeRawBufferPointer, at sequence: UInt64) throws -> [UInt8]? {
         var deepest = 0
         for index in levels.indices where !levels[index].isEmpty { deepest = index }
         if deepest == 0 && levels[0].isEmpty { return nil }
+        // One hash serves every filter. Each filter probe is one cache line, usually a miss
+        // on a large store: start them all before testing the first, so they overlap
+        // instead of queueing one behind another.
+        let hash = BloomFilter.hash(key)
+        var touched: UInt8 = 0
+        for table in levels[0] where table.covers(key) { touched |= table.tail.filter.touchLine(hash: hash) }
+        if deepest > 1 {
+            for index in 1..<deepest {
+                if let table = Version.file(in: levels[index], containing: key) { touched |= table.tail.filter.touchLine(hash: hash) }
+            }
+        }
+        keepAlive(touched)
         let buffer = KeyBuffer()
-        for table in levels[0] where covers(table, key) {
-            switch try table.get(key, at: sequence, keyBuffer: buffer) {
+        for table in levels[0] where table.covers(key) {
+            switch try table.get(key, hash: hash, at: sequence, keyBuffer: buffer) {
             case .value(let value): return value
             case .deleted: return nil
             case .absent: continue
@@ -64,7 +81,7 @@ final class Version: Sendable {
             guard let table = Version.file(in: levels[index], containing: key) else { continue }
             // Most data lives in the deepest level: a read that reaches it usually finds its key
             // there, so its filter is skipped (a miss then costs one block read).
-            switch try table.get(key, at: sequence, keyBuffer: buffer, useFilter: index != deepest) {
+            switch try table.get(key, hash: index == deepest ? nil : hash, at: sequence, keyBuffer: buffer) {
             case .value(let value): return value
             case .deleted: return nil
             case .absent: continue
@@ -73,29 +90,39 @@ final class Version: Sendable {
         return nil
     }
 
-    private func covers(_ table: SegmentTable, _ key: [UInt8]) -> Bool {
-        !key.lexicographicallyPrecedes(table.meta.smallestKey) && !table.meta.largestKey.lexicographicallyPrecedes(key)
-    }
-
     /// The file of a sorted, non-overlapping level whose range holds `key`.
     static func file(in level: [SegmentTable], containing key: [UInt8]) -> SegmentTable? {
+        key.withUnsafeBytes { file(in: level, containing: $0) }
+    }
+
+    static func file(in level: [SegmentTable], containing key: UnsafeRawBufferPointer) -> SegmentTable? {
         let i = firstFile(in: level, endingAtOrAfter: key)
-        guard i < level.count, !key.lexicographicallyPrecedes(level[i].meta.smallestKey) else { return nil }
+        guard i < level.count, level[i].smallestKey.withUnsafeBytes({ compareKeys(key, $0) >= 0 }) else { return nil }
         return level[i]
     }
 
     /// The index of the first file whose largest key is >= `key`.
-    static func firstFile(in level: [SegmentTable], endingAtOrAfter key: [UInt8]) -> Int {
+    static func firstFile(in level: [SegmentTable], endingAtOrAfter key: UnsafeRawBufferPointer) -> Int {
         var low = 0, high = level.count
         while low < high {
             let mid = (low + high) / 2
-            if level[mid].meta.largestKey.lexicographicallyPrecedes(key) { low = mid + 1 } else { high = mid }
+            if level[mid].largestKey.withUnsafeBytes({ compareKeys($0, key) < 0 }) { low = mid + 1 } else { high = mid }
         }
         return low
     }
 
+    static func firstFile(in level: [SegmentTable], endingAtOrAfter key: [UInt8]) -> Int {
+        key.withUnsafeBytes { firstFile(in: level, endingAtOrAfter: $0) }
+    }
+
     var memtableBytes: Int { sealed.reduce(memtable.approximateBytes) { $0 + $1.approximateBytes } }
     var memtableEntries: Int { sealed.reduce(memtable.count) { $0 + $1.count } }
+}
+
+/// Keeps a value the optimiser would otherwise drop, with the loads that made it.
+@inline(never)
+func keepAlive(_ value: UInt8) {
+    _ = value
 }
 
 /// What one read sees: a version and a commit sequence inside it.

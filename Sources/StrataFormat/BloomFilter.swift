@@ -93,8 +93,12 @@ public struct BloomFilter: Sendable, Equatable {
 
     /// False only if `userKey` was certainly not added.
     public func mayContain(_ userKey: [UInt8]) -> Bool {
-        let hash = Self.hash(userKey)
-        return bits.withUnsafeBufferPointer { bits in
+        mayContain(hash: Self.hash(userKey))
+    }
+
+    /// `mayContain` for a key whose `hash` the caller computed once for several filters.
+    public func mayContain(hash: UInt64) -> Bool {
+        bits.withUnsafeBufferPointer { bits in
             let base = Self.line(hash, lines: bits.count * 8 / Self.lineBits) * Self.lineBits
             var h = UInt32(truncatingIfNeeded: hash >> 32)
             let step = UInt32(truncatingIfNeeded: hash >> 41) | 1
@@ -107,6 +111,15 @@ public struct BloomFilter: Sendable, Equatable {
         }
     }
 
+    /// Reads one byte of the line `hash` selects and returns it, so that a caller about to
+    /// probe several filters can start all their cache misses at once: the loads do not
+    /// depend on one another, so the processor overlaps them.
+    public func touchLine(hash: UInt64) -> UInt8 {
+        bits.withUnsafeBufferPointer { bits in
+            bits[Self.line(hash, lines: bits.count * 8 / Self.lineBits) * (Self.lineBits / 8)]
+        }
+    }
+
     /// The line a hash selects: its low 32 bits scaled to `lines` (a multiply and a shift,
     /// not a division).
     @inline(__always)
@@ -116,6 +129,11 @@ public struct BloomFilter: Sendable, Equatable {
 
     /// The 64-bit hash of a user key: FNV-1a, then MurmurHash3's fmix64 finaliser.
     public static func hash(_ userKey: [UInt8]) -> UInt64 {
+        userKey.withUnsafeBytes { hash($0) }
+    }
+
+    /// `hash` of a key given as raw bytes.
+    public static func hash(_ userKey: UnsafeRawBufferPointer) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in userKey {
             h ^= UInt64(byte)

@@ -22,13 +22,16 @@ struct ScaleRun {
     let root: String
     let num: Int
     let small: Int
-    let reads: Int
+    /// Gets per readrandom; nil: as many as the store holds keys.
+    let reads: Int?
     let data: ScaleData
     let reporter: Reporter
 
     static let batchSize = 1000
     static let sampleEvery = 100_000
     static let reopenTrials = 3
+    /// Random gets of the check after overwrite, beside its full scan.
+    static let verificationGets = 1_000_000
 
     // The thresholds of the issue.
     static let peakRSSLimit = 400_000_000
@@ -51,7 +54,7 @@ struct ScaleRun {
         var rates: [Double] = []
         for (label, path, count) in [("large", largePath, num), ("small", smallPath, small)] {
             let store = try Store(path: path, options: options)
-            let picks = ScaleData.picks(count: reads, below: count, seed: data.seed(.largeReads))
+            let picks = ScaleData.picks(count: gets(count), below: count, seed: data.seed(.largeReads))
             var key = [UInt8](repeating: 0x30, count: ScaleData.keyLength)
             let (_, seconds) = try Clock.time {
                 for pick in picks {
@@ -174,10 +177,10 @@ struct ScaleRun {
             ("vm_hwm_bytes", .optional(reopen.peak)),
         ])
 
-        reporter.progress("strata-scale: \(Format.count(reads)) random gets ...")
+        reporter.progress("strata-scale: \(Format.count(gets(count))) random gets ...")
         guard let opened = store else { throw StepFailure(step: "readrandom (\(label))", underlying: ScaleSetupError("no open store")) }
         let read = try step("readrandom (\(label))") {
-            try readRandom(opened, step: "readrandom (\(label))", keyCount: count, seed: readSeed, generations: nil)
+            try readRandom(opened, step: "readrandom (\(label))", keyCount: count, gets: gets(count), seed: readSeed, generations: nil)
         }
         reporter.step([
             "readrandom  \(label) \(Format.count(read.gets)) gets in \(Format.seconds(read.seconds)) = \(Format.rate(read.opsPerSecond)) gets/s, "
@@ -277,14 +280,18 @@ struct ScaleRun {
         var opsPerSecond: Double { Double(gets) / seconds }
     }
 
-    /// Step 3: `reads` gets of uniform random keys in `0..<keyCount`, one read transaction
+    /// Gets per readrandom on a store of `keyCount` keys: N, as the workload defines it, so that
+    /// each store is read as much as it holds.
+    func gets(_ keyCount: Int) -> Int { reads ?? keyCount }
+
+    /// Step 3: `gets` gets of uniform random keys in `0..<keyCount`, one read transaction
     /// each. The timed pass checks each value's length, as strata-bench's readrandom does;
     /// a second, untimed pass over the same keys checks every value byte for byte (done
     /// inside the timed loop, that check costs as much as a fifth of a get on a small store
     /// and would pull the large/small ratio towards 1). `generations` says how often each
     /// key was overwritten, nil meaning never.
-    private func readRandom(_ store: Store, step: String, keyCount: Int, seed: UInt64, generations: [UInt8]?) throws -> ReadFigures {
-        let picks = ScaleData.picks(count: reads, below: keyCount, seed: seed)
+    private func readRandom(_ store: Store, step: String, keyCount: Int, gets: Int, seed: UInt64, generations: [UInt8]?) throws -> ReadFigures {
+        let picks = ScaleData.picks(count: gets, below: keyCount, seed: seed)
         var key = [UInt8](repeating: 0x30, count: ScaleData.keyLength)
         let (_, seconds) = try Clock.time {
             for pick in picks {
@@ -374,7 +381,7 @@ struct ScaleRun {
 
     /// Step 5: N puts to uniform random keys of the large store (1000 per write, one sync),
     /// then `compact()`; the directory's size against the live data; then every value
-    /// checked: `reads` random gets and a full scan. A compact() that throws is reported
+    /// checked: `verificationGets` random gets and a full scan. A compact() that throws is reported
     /// and the step marked not run; what can still be measured is.
     private func overwrite() throws -> OverwriteFigures {
         let label = "large"
@@ -413,9 +420,10 @@ struct ScaleRun {
         do {
             let stats = try step("overwrite (stats)") { try opened.stats() }
             let usage = try step("overwrite (directory)") { try DirectoryUsage.measure(largePath) }
-            reporter.progress("strata-scale: checking every value: \(Format.count(reads)) random gets and a full scan ...")
+            let checkGets = min(gets(num), Self.verificationGets)
+            reporter.progress("strata-scale: checking every value: \(Format.count(checkGets)) random gets and a full scan ...")
             let verification = try step(checkStep) {
-                try readRandom(opened, step: checkStep, keyCount: num, seed: data.seed(.verifyReads), generations: generations)
+                try readRandom(opened, step: checkStep, keyCount: num, gets: checkGets, seed: data.seed(.verifyReads), generations: generations)
             }
             let scanned = try step(checkStep) { try scanAll(opened, step: checkStep, generations: generations) }
             try step("overwrite (close)") { try opened.close() }

@@ -37,8 +37,8 @@ struct StrataScale: ParsableCommand {
     @Option(help: "Keys of the small store readrandom(N) is compared with.")
     var small: Int = 1_000_000
 
-    @Option(help: "Random gets per readrandom measurement.")
-    var reads: Int = 1_000_000
+    @Option(help: "Random gets per readrandom measurement (default: as many as the store holds keys, as readrandom in WORKLOADS.md does).")
+    var reads: Int?
 
     @Option(help: "Seed of every key order, value and random pick.")
     var seed: UInt64 = BenchmarkSettings().seed
@@ -50,7 +50,7 @@ struct StrataScale: ParsableCommand {
     var readsOnly = false
 
     func validate() throws {
-        guard num > 0, small > 0, reads > 0 else { throw ValidationError("--num, --small and --reads must be positive") }
+        guard num > 0, small > 0, reads.map({ $0 > 0 }) ?? true else { throw ValidationError("--num, --small and --reads must be positive") }
         guard num <= Int(UInt32.max), small <= Int(UInt32.max) else {
             throw ValidationError("--num and --small must be at most \(UInt32.max)")
         }
