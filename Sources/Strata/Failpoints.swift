@@ -1,5 +1,5 @@
 /// Named points in the write path. A test installs a handler that runs at each point, on the
-/// writer thread or (for flush and compaction) the maintenance queue; it can block (to freeze the writer, as a suspended app is frozen) or throw
+/// writer thread or (for flush and compaction) the maintenance threads; it can block (to freeze the writer, as a suspended app is frozen) or throw
 /// (the writer then behaves as if the file system failed there).
 @_spi(Testing)
 public struct Failpoints: Sendable {

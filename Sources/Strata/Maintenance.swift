@@ -19,8 +19,8 @@ struct SealedMemTable: @unchecked Sendable {
     let nextLogNumber: UInt64
 }
 
-/// Flushes sealed memtables to level-0 segment files on one serial queue and compacts levels
-/// on another, so a flush never waits for a long merge; installs each result with a manifest
+/// Flushes sealed memtables to level-0 segment files on one background thread and compacts
+/// levels on another, so a flush never waits for a long merge; installs each result with a manifest
 /// edit and a new Version.
 ///
 /// Invariants:
@@ -47,8 +47,8 @@ final class Maintenance: @unchecked Sendable {
 
     /// Flushes and compactions each run on a thread of their own, below the priority of
     /// readers and the writer (BackgroundThread).
-    let flushQueue = BackgroundThread(name: "strata.flush")
-    let compactionQueue = BackgroundThread(name: "strata.compaction")
+    let flushThread = BackgroundThread(name: "strata.flush")
+    let compactionThread = BackgroundThread(name: "strata.compaction")
     /// Guards the install-locked state below (invariant 1). Held by background work only:
     /// the writer and readers never take it.
     private let installLock = Mutex(())
@@ -72,7 +72,7 @@ final class Maintenance: @unchecked Sendable {
     let retiredWALBytes = Atomic<Int>(0)
     let retiredWALSegments = Atomic<Int>(0)
 
-    // Install-locked (invariant 1). Only one compaction runs at a time (compactionQueue), and
+    // Install-locked (invariant 1). Only one compaction runs at a time (compactionThread), and
     // only it removes files, so a merge's inputs are still live when it installs.
     private var manifest: ManifestWriter
     private var state: PersistedState
@@ -108,12 +108,12 @@ final class Maintenance: @unchecked Sendable {
     /// Runs whatever is due: flushes, then compactions.
     func schedule() {
         if options.runsBackgroundWorkInline {
-            flushQueue.sync { flushDue() }
-            compactionQueue.sync { compactDue() }
+            flushThread.sync { flushDue() }
+            compactionThread.sync { compactDue() }
         } else {
-            flushQueue.async {
+            flushThread.async {
                 self.flushDue()
-                self.compactionQueue.async { self.compactDue() }
+                self.compactionThread.async { self.compactDue() }
             }
         }
     }
@@ -126,14 +126,14 @@ final class Maintenance: @unchecked Sendable {
 
     /// Flushes every sealed memtable, then merges every file into one level. Blocks.
     func compactAll() throws {
-        try compactionQueue.sync { try compactAllOnQueue() }
+        try compactionThread.sync { try compactAllOnThread() }
     }
 
-    /// `compactAll`, for a caller already on `compactionQueue`.
-    func compactAllOnQueue() throws {
-        precondition(compactionQueue.isCurrent, "compactAllOnQueue runs on the compaction thread")
+    /// `compactAll`, for a caller already on `compactionThread`.
+    func compactAllOnThread() throws {
+        precondition(compactionThread.isCurrent, "compactAllOnThread runs on the compaction thread")
         do {
-            try flushQueue.sync { try flushPending() }
+            try flushThread.sync { try flushPending() }
             try fullCompaction()
         } catch {
             throw recordFailure(error, while: "compacting the store")
@@ -143,8 +143,8 @@ final class Maintenance: @unchecked Sendable {
     /// Stops starting new work and waits for the running jobs. Called once, at close.
     func shutdown() {
         stopping.store(true, ordering: .relaxed)
-        flushQueue.sync {}
-        compactionQueue.sync {}
+        flushThread.sync {}
+        compactionThread.sync {}
         installLock.withLock { _ in manifest.close() }
         progress.signal()
     }
@@ -189,7 +189,7 @@ final class Maintenance: @unchecked Sendable {
         }
     }
 
-    /// Writes a sealed memtable as one level-0 file and installs it. On `flushQueue`.
+    /// Writes a sealed memtable as one level-0 file and installs it. On `flushThread`.
     private func flush(_ sealed: SealedMemTable) throws {
         try options.failpoints?.handler(.beforeFlush)
         var output = SegmentOutput(level: 0, options: options)

@@ -281,8 +281,8 @@ public final class Store: Sendable {
                     return
                 }
                 // Off the writer queue: the compaction must not hold up writes.
-                maintenance.compactionQueue.async {
-                    continuation.resume(with: Result { try maintenance.compactAllOnQueue() })
+                maintenance.compactionThread.async {
+                    continuation.resume(with: Result { try maintenance.compactAllOnThread() })
                 }
             }))
             if !queued { continuation.resume(throwing: StoreError.closed()) }
