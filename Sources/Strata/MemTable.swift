@@ -60,11 +60,15 @@ final class MemTable: @unchecked Sendable {
     private let finger: UnsafeMutablePointer<Node>
     private var lastInserted: Node? = nil
 
-    /// The current index; nil until the first insert, so an empty table holds nothing.
-    private var index: MemTableHashIndex? {
-        // Retained by `indexes` for the table's whole life.
-        UnsafeRawPointer(bitPattern: currentIndex.load(ordering: .acquiring))
-            .map { Unmanaged<MemTableHashIndex>.fromOpaque($0).takeUnretainedValue() }
+    /// Runs `body` on the current index, nil until the first insert (an empty table holds
+    /// nothing). The index is not retained: the table keeps every index it built alive
+    /// (`indexes`), and a retain per lookup would write to the index's reference count, a
+    /// cache line the writer touches on every insert, so reader and writer would pass it
+    /// back and forth between cores.
+    @inline(__always)
+    private func withIndex<R>(_ body: (MemTableHashIndex) -> R) -> R? {
+        guard let raw = UnsafeRawPointer(bitPattern: currentIndex.load(ordering: .acquiring)) else { return nil }
+        return Unmanaged<MemTableHashIndex>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
     }
 
     /// Visits every version in the table, in (key ascending, sequence descending) order,
@@ -110,19 +114,17 @@ final class MemTable: @unchecked Sendable {
             for level in 0..<levels { finger[level] = level < height ? node : previous[level] }
             lastInserted = node
             // Index the node only once it is linked: a reader that finds it walks on from it.
-            var index: MemTableHashIndex
-            if let current = self.index {
-                index = current
-            } else {
-                index = MemTableHashIndex(capacity: 1024)
+            let hash = hashKey(key)
+            let recorded = withIndex { index -> Bool in
+                guard !index.isFull else { return false }
+                index.record(node, hash: hash)
+                return true
+            }
+            if recorded != true {
+                let index = withIndex { $0.grown() } ?? MemTableHashIndex(capacity: 1024)
                 publish(index)
+                index.record(node, hash: hash)
             }
-            if index.isFull {
-                let larger = index.grown()
-                publish(larger)
-                index = larger
-            }
-            index.record(node, hash: hashKey(key))
         }
         // One writer (invariant 1): plain stores, no read-modify-write needed.
         entryCount.store(entryCount.load(ordering: .relaxed) + 1, ordering: .relaxed)
@@ -153,14 +155,29 @@ final class MemTable: @unchecked Sendable {
 
     /// The newest version of `key` with a sequence at most `sequence`.
     func get(_ key: UnsafeRawBufferPointer, at sequence: UInt64) -> Lookup {
-        guard let node = findVisible(key, at: sequence) else { return .absent }
+        get(key, hash: hashKey(key), at: sequence)
+    }
+
+    /// `get` for a key whose `hashKey` the caller computed once for several tables.
+    func get(_ key: UnsafeRawBufferPointer, hash: UInt64, at sequence: UInt64) -> Lookup {
+        guard let node = findVisible(key, hash: hash, at: sequence) else { return .absent }
         return node.isTombstone ? .deleted : .value(copyBytes(node.value))
+    }
+
+    /// Loads the index slot a lookup of `hash` starts at, so that a caller about to look in
+    /// several tables can start their cache misses together (see Version.get).
+    func touchIndex(hash: UInt64) -> UInt64 {
+        withIndex { $0.touch(hash: hash) } ?? 0
     }
 
     /// The node of the newest version of `key` at or below `sequence`: the hash index gives
     /// the newest version of all, and older ones follow it on the bottom level.
     func findVisible(_ key: UnsafeRawBufferPointer, at sequence: UInt64) -> Node? {
-        guard var node = index?.newest(key, hash: hashKey(key)) else { return nil }
+        findVisible(key, hash: hashKey(key), at: sequence)
+    }
+
+    func findVisible(_ key: UnsafeRawBufferPointer, hash: UInt64, at sequence: UInt64) -> Node? {
+        guard var node = withIndex({ $0.newest(key, hash: hash) }) ?? nil else { return nil }
         while node.sequence > sequence {
             guard let older = node.next(0), compareKeys(older.key, key) == 0 else { return nil }
             node = older

@@ -7,6 +7,9 @@
 /// makes no call through the protocol.
 final class MergingCursor {
     private let sources: [any MergeSource]
+    /// `sources` again, unretained: the array keeps them alive, and calling through these
+    /// copies costs no reference-count traffic on every entry.
+    private let unretained: UnsafeMutablePointer<UnretainedSource>
     private let count: Int
     private let keys: UnsafeMutablePointer<UnsafeRawBufferPointer>
     private let sequences: UnsafeMutablePointer<UInt64>
@@ -29,6 +32,8 @@ final class MergingCursor {
     init(sources: [any MergeSource], reverse: Bool) {
         self.sources = sources
         count = sources.count
+        unretained = .allocate(capacity: max(count, 1))
+        for (i, source) in sources.enumerated() { (unretained + i).initialize(to: UnretainedSource(source: source)) }
         keys = .allocate(capacity: max(count, 1))
         keys.initialize(repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: max(count, 1))
         sequences = .allocate(capacity: max(count, 1))
@@ -41,6 +46,8 @@ final class MergingCursor {
     }
 
     deinit {
+        unretained.deinitialize(count: count)
+        unretained.deallocate()
         heap.deallocate()
         keys.deallocate()
         sequences.deallocate()
@@ -48,7 +55,7 @@ final class MergingCursor {
     }
 
     private func advance(_ i: Int) throws {
-        let source = sources[i]
+        let source = unretained[i].source
         if try source.advance() {
             live[i] = true
             keys[i] = source.key
@@ -144,7 +151,7 @@ final class MergingCursor {
                     if second < heapCount { siftDown(second); siftUp(second) }
                 }
             }
-            let source = sources[winner]
+            let source = unretained[winner].source
             if source.isTombstone {
                 try advanceTop()
                 continue
@@ -156,4 +163,9 @@ final class MergingCursor {
         }
         return false
     }
+}
+
+/// A merge source referenced without retaining it (see MergingCursor.unretained).
+private struct UnretainedSource {
+    unowned(unsafe) let source: any MergeSource
 }

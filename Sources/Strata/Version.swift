@@ -36,10 +36,17 @@ final class Version: Sendable {
     /// The newest version of `key` at or below `sequence`: value, tombstone or absent.
     func get(_ key: [UInt8], at sequence: UInt64) throws -> [UInt8]? {
         let inMemory = key.withUnsafeBytes { raw -> MemTable.Lookup in
-            let found = memtable.get(raw, at: sequence)
+            let hash = hashKey(raw)
+            if !sealed.isEmpty {
+                // As with the filters below: start every table's index miss at once.
+                var touched = memtable.touchIndex(hash: hash)
+                for table in sealed { touched |= table.touchIndex(hash: hash) }
+                keepAlive(UInt8(truncatingIfNeeded: touched))
+            }
+            let found = memtable.get(raw, hash: hash, at: sequence)
             if found != .absent { return found }
             for table in sealed {
-                let found = table.get(raw, at: sequence)
+                let found = table.get(raw, hash: hash, at: sequence)
                 if found != .absent { return found }
             }
             return .absent

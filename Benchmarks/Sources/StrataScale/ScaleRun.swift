@@ -48,8 +48,9 @@ struct ScaleRun {
         return options
     }
 
-    /// Times readrandom on the large and small stores an earlier run left behind, checking
-    /// value lengths only (overwrite changed the large store's values).
+    /// Times readrandom and then a full scan (readseq) on the large and small stores an earlier
+    /// run left behind, checking value lengths and the entry count only (overwrite changed the
+    /// large store's values).
     func readsOnly() throws {
         var rates: [Double] = []
         for (label, path, count) in [("large", largePath, num), ("small", smallPath, small)] {
@@ -66,6 +67,22 @@ struct ScaleRun {
             }
             rates.append(Double(picks.count) / seconds)
             reporter.step(["readrandom  \(label) \(Format.rate(rates.last!)) gets/s (reads only)"], [("step", .string("readrandom")), ("store", .string(label))])
+            var entries = 0
+            var wrongLengths = 0
+            let (_, scanSeconds) = try Clock.time {
+                try store.read { tx in
+                    try tx.forEachUnsafe(from: []) { _, value in
+                        entries += 1
+                        if value.count != ScaleData.valueLength { wrongLengths += 1 }
+                        return true
+                    }
+                }
+            }
+            guard entries == count, wrongLengths == 0 else {
+                throw WrongValue(step: "reads-only (\(label))", problem: "the scan found \(entries) entries (expected \(count)), \(wrongLengths) of the wrong length")
+            }
+            reporter.step(["readseq     \(label) \(Format.rate(Double(entries) / scanSeconds)) entries/s (reads only)"],
+                          [("step", .string("readseq")), ("store", .string(label))])
             try store.close()
         }
         reporter.step(["ratio       \(Format.ratio(rates[0] / rates[1]))"], [("step", .string("readrandom_ratio"))])
