@@ -3,13 +3,16 @@ import StrataFormat
 /// One sorted input of a scan: for each user key in range, the newest version visible at the
 /// scan's sequence (tombstones included, so the merge can hide older data), in key order or
 /// in reverse. `key` and `value` stay valid until the next `advance()`.
-protocol MergeSource: AnyObject {
+///
+/// A base class rather than a protocol: the merge calls its sources through unmanaged
+/// references (no reference counting per entry), which needs a class type.
+class MergeSource {
     /// Moves to the next key; false when the source is done.
-    func advance() throws -> Bool
-    var key: UnsafeRawBufferPointer { get }
-    var value: UnsafeRawBufferPointer { get }
-    var sequence: UInt64 { get }
-    var isTombstone: Bool { get }
+    func advance() throws -> Bool { fatalError("a MergeSource subclass must override advance()") }
+    var key: UnsafeRawBufferPointer { fatalError("a MergeSource subclass must override key") }
+    var value: UnsafeRawBufferPointer { fatalError("a MergeSource subclass must override value") }
+    var sequence: UInt64 { fatalError("a MergeSource subclass must override sequence") }
+    var isTombstone: Bool { fatalError("a MergeSource subclass must override isTombstone") }
 }
 
 /// A memtable, through its cursor (node bytes live as long as the table).
@@ -22,15 +25,15 @@ final class MemorySource: MergeSource {
         cursor = MemTable.Cursor(table: table, sequence: sequence, lower: lower, upper: upper, reverse: reverse)
     }
 
-    func advance() throws -> Bool {
+    override func advance() throws -> Bool {
         node = cursor.nextNode()
         return node != nil
     }
 
-    var key: UnsafeRawBufferPointer { node!.key }
-    var value: UnsafeRawBufferPointer { node!.value }
-    var sequence: UInt64 { node!.sequence }
-    var isTombstone: Bool { node!.isTombstone }
+    override var key: UnsafeRawBufferPointer { node!.key }
+    override var value: UnsafeRawBufferPointer { node!.value }
+    override var sequence: UInt64 { node!.sequence }
+    override var isTombstone: Bool { node!.isTombstone }
 }
 
 /// A write transaction's own writes, which shadow everything committed. The pointers it hands
@@ -44,15 +47,15 @@ final class OverlaySource: MergeSource {
         self.entries = entries
     }
 
-    func advance() throws -> Bool {
+    override func advance() throws -> Bool {
         index += 1
         return index < entries.count
     }
 
-    var key: UnsafeRawBufferPointer { entries[index].key.withUnsafeBytes { $0 } }
-    var value: UnsafeRawBufferPointer { (entries[index].value ?? []).withUnsafeBytes { $0 } }
-    var sequence: UInt64 { .max }
-    var isTombstone: Bool { entries[index].value == nil }
+    override var key: UnsafeRawBufferPointer { entries[index].key.withUnsafeBytes { $0 } }
+    override var value: UnsafeRawBufferPointer { (entries[index].value ?? []).withUnsafeBytes { $0 } }
+    override var sequence: UInt64 { .max }
+    override var isTombstone: Bool { entries[index].value == nil }
 }
 
 /// A run of segment files whose key ranges do not overlap, in key order: one level >= 1, or a
@@ -103,16 +106,16 @@ final class FileSource: MergeSource {
         self.fileIndex = reverse ? self.files.count - 1 : 0
     }
 
-    var key: UnsafeRawBufferPointer {
+    override var key: UnsafeRawBufferPointer {
         reverse ? reverseKey.withUnsafeBytes { $0 } : lastKey.bytes
     }
-    var value: UnsafeRawBufferPointer {
+    override var value: UnsafeRawBufferPointer {
         reverse ? reverseValue.withUnsafeBytes { $0 } : cursor!.value
     }
-    var sequence: UInt64 { currentSequence }
-    var isTombstone: Bool { currentTombstone }
+    override var sequence: UInt64 { currentSequence }
+    override var isTombstone: Bool { currentTombstone }
 
-    func advance() throws -> Bool {
+    override func advance() throws -> Bool {
         reverse ? try advanceBackward() : try advanceForward()
     }
 

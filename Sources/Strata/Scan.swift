@@ -21,7 +21,7 @@ public struct Scan: Sequence {
     }
 
     func makeMerge() -> MergingCursor {
-        var sources: [any MergeSource] = []
+        var sources: [MergeSource] = []
         if !overlay.isEmpty { sources.append(OverlaySource(entries: overlay)) }
         for table in [version.memtable] + version.sealed {
             sources.append(MemorySource(table: table, sequence: sequence, lower: lower, upper: upper, reverse: reverse))
