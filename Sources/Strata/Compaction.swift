@@ -4,9 +4,10 @@ import StrataFormat
 /// internal-key order: the input of a compaction.
 final class RawFileIterator {
     private let files: [SegmentTable]
-    private var fileIndex = 0
-    private var blockIndex = -1
-    private var cursor: BlockCursor? = nil
+    // Per-entry state of the one compaction thread: unchecked, as in MergingCursor.
+    @exclusivity(unchecked) private var fileIndex = 0
+    @exclusivity(unchecked) private var blockIndex = -1
+    @exclusivity(unchecked) private var cursor: BlockCursor? = nil
     private let keyBuffer = KeyBuffer()
 
     init(files: [SegmentTable]) {
@@ -73,6 +74,10 @@ struct CompactionMerge {
             }
         }
         var live = try runs.map { try $0.next() }
+        // Each live run's current user key and trailer, refreshed when it moves: choosing the
+        // smallest then reads two plain arrays instead of asking every run on every entry.
+        var keys = runs.indices.map { live[$0] ? runs[$0].userKey : UnsafeRawBufferPointer(start: nil, count: 0) }
+        var trailers = runs.indices.map { live[$0] ? runs[$0].trailer : 0 }
         var outputs: [SegmentMeta] = []
         var output = SegmentOutput(level: plan.outputLevel, options: options)
         var currentKey: [UInt8]? = nil
@@ -84,22 +89,24 @@ struct CompactionMerge {
             var best = -1
             for i in runs.indices where live[i] {
                 if best < 0 { best = i; continue }
-                if compareInternal(runs[i].userKey, runs[i].trailer, runs[best].userKey, runs[best].trailer) < 0 { best = i }
+                if compareInternal(keys[i], trailers[i], keys[best], trailers[best]) < 0 { best = i }
             }
             if best < 0 { break }
             let run = runs[best]
             entriesIn += 1
             if entriesIn & 4095 == 0, shouldStop() { throw MaintenanceStopped() }
-            let sequence = run.trailer >> 8
-            let isTombstone = run.trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
-            let sameKey = currentKey.map { key in key.withUnsafeBytes { compareKeys($0, run.userKey) == 0 } } ?? false
+            let trailer = trailers[best]
+            let sequence = trailer >> 8
+            let isTombstone = trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
+            let userKey = keys[best]
+            let sameKey = currentKey.map { key in key.withUnsafeBytes { compareKeys($0, userKey) == 0 } } ?? false
             if !sameKey {
                 // A key's versions never straddle two output files, so levels stay disjoint.
                 if output.entryCount > 0 && output.estimatedSize >= targetFileBytes {
                     outputs.append(try write(&output))
                     output = SegmentOutput(level: plan.outputLevel, options: options)
                 }
-                currentKey = copyBytes(run.userKey)
+                currentKey = copyBytes(userKey)
                 keptAtHorizon = false
             }
             var keep = true
@@ -112,10 +119,14 @@ struct CompactionMerge {
                 }
             }
             if keep {
-                try output.add(userKey: currentKey!, sequence: sequence, isTombstone: isTombstone, value: isTombstone ? [] : copyBytes(run.value))
+                try output.add(userKey: currentKey!, sequence: sequence, isTombstone: isTombstone, borrowing: run.value)
                 entriesOut += 1
             }
             live[best] = try run.next()
+            if live[best] {
+                keys[best] = run.userKey
+                trailers[best] = run.trailer
+            }
         }
         if output.entryCount > 0 { outputs.append(try write(&output)) }
         return (outputs, entriesIn, entriesOut)

@@ -23,8 +23,14 @@ struct SegmentOutput {
 
     /// Adds one entry; entries come in internal-key order.
     mutating func add(userKey: [UInt8], sequence: UInt64, isTombstone: Bool, value: [UInt8]) throws {
+        try value.withUnsafeBytes { try add(userKey: userKey, sequence: sequence, isTombstone: isTombstone, borrowing: $0) }
+    }
+
+    /// `add` with the value borrowed (compaction passes it straight from the input block).
+    mutating func add(userKey: [UInt8], sequence: UInt64, isTombstone: Bool, borrowing value: UnsafeRawBufferPointer) throws {
         do {
-            try builder.add(userKey: userKey, sequence: sequence, kind: isTombstone ? .tombstone : .value, value: isTombstone ? [] : value)
+            try builder.add(userKey: userKey, sequence: sequence, kind: isTombstone ? .tombstone : .value,
+                            borrowing: isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : value)
         } catch {
             throw StoreError(.corruption, "entries reached a segment out of order (\(error.message)); this is a bug in Strata")
         }

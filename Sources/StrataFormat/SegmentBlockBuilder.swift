@@ -30,6 +30,11 @@ public struct SegmentBlockBuilder: Sendable {
     public var estimatedSize: Int { buffer.count + 4 * max(restarts.count, 1) + 4 }
 
     public mutating func add(key: [UInt8], value: [UInt8]) {
+        value.withUnsafeBytes { add(key: key, value: $0) }
+    }
+
+    /// `add` with the value borrowed.
+    public mutating func add(key: [UInt8], value: UnsafeRawBufferPointer) {
         var shared = 0
         if entryCount == 0 || sinceRestart == restartInterval {
             restarts.append(UInt32(buffer.count))
