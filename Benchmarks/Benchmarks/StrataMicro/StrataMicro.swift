@@ -143,6 +143,11 @@ final class StoreFixture: @unchecked Sendable {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("strata-micro-\(name)-\(UUID().uuidString)").path
         var options = StoreOptions()
         options.durability = .buffered
+        // A memtable budget above all that any benchmark here writes (500 × 1000 inserts at
+        // most): the memtable benchmarks measure the memtable, not a flush or compaction
+        // running beside them, whose allocations the process-wide count would include.
+        options.memtableBytes = 512 << 20
+        options.memtableHardLimitBytes = 2048 << 20
         let store = try Store(path: path, options: options)
         let value = [UInt8](repeating: 0x5A, count: 100)
         var start = 0
