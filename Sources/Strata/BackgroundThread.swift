@@ -30,6 +30,8 @@ final class BackgroundThread: Sendable {
         let queue = Mutex<[Job]>([])
         let ready = DispatchSemaphore(value: 0)
         let threadID = Mutex<UInt64?>(nil)
+        /// Signalled once, when the thread's loop ends.
+        let ended = DispatchSemaphore(value: 0)
 
         func push(_ job: Job) {
             queue.withLock { $0.append(job) }
@@ -44,7 +46,9 @@ final class BackgroundThread: Sendable {
                 guard let job = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
                 switch job {
                 case .run(let body): body()
-                case .stop: return
+                case .stop:
+                    ended.signal()
+                    return
                 }
             }
         }
@@ -93,6 +97,10 @@ final class BackgroundThread: Sendable {
         }
         return try result.get()
     }
+
+    /// Signalled when the thread ends (after this object is gone and the jobs queued before
+    /// that have run). Holding it does not keep this object alive; for tests.
+    var ended: DispatchSemaphore { jobs.ended }
 
     /// Whether the caller runs on this object's thread.
     var isCurrent: Bool {

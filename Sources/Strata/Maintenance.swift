@@ -49,6 +49,8 @@ final class Maintenance: @unchecked Sendable {
     /// readers and the writer (BackgroundThread).
     let flushThread = BackgroundThread(name: "strata.flush")
     let compactionThread = BackgroundThread(name: "strata.compaction")
+    /// Signalled when each thread ends; for tests.
+    var threadsEnded: [DispatchSemaphore] { [flushThread.ended, compactionThread.ended] }
     /// Guards the install-locked state below (invariant 1). Held by background work only:
     /// the writer and readers never take it.
     private let installLock = Mutex(())

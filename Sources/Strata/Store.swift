@@ -23,6 +23,8 @@ public final class Store: Sendable {
     private let options: StoreOptions
     private let writer: Writer
     private let maintenance: Maintenance
+    /// Signalled when the store's flush and compaction threads end; for tests.
+    var maintenanceThreadsEnded: [DispatchSemaphore] { maintenance.threadsEnded }
     private let cache: BlockCache
     private let lock: any FileLock
     private let published: PublishedState

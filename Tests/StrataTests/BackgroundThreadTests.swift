@@ -1,7 +1,6 @@
 // The store's background threads (flush and compaction): jobs run one at a time in order,
 // `sync` hands back values and typed errors, and a job may `sync` onto its own thread.
 import Dispatch
-import Foundation
 import Synchronization
 import Testing
 @testable import Strata
@@ -64,31 +63,21 @@ import Testing
 }
 
 @Suite struct MaintenanceThreadTests {
-    #if os(Linux)
-    /// Threads of this process, from /proc.
-    static func threadCount() throws -> Int {
-        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count
-    }
-
     @Test("a store's flush and compaction threads end when the store is closed and released")
     func threadsEndWithTheStore() async throws {
         try await TestEnvironment.withTemporaryDirectory("threads") { path in
-            // Warm up whatever threads the runtime keeps for itself.
-            try Store(path: path).close()
-            let before = try Self.threadCount()
-            for _ in 0..<20 {
+            var ended: [DispatchSemaphore] = []
+            for _ in 0..<3 {
                 let store = try Store(path: path)
+                ended += store.maintenanceThreadsEnded
                 try await store.write { tx in try tx.put(Array("k".utf8), Array("v".utf8)) }
+                try await store.compact()
                 try store.close()
             }
-            // The threads leave once their last job is done; give them a moment.
-            var after = try Self.threadCount()
-            for _ in 0..<100 where after > before + 2 {
-                try await Task.sleep(nanoseconds: 20_000_000)
-                after = try Self.threadCount()
-            }
-            #expect(after <= before + 2, "20 stores opened and closed left \(after - before) more threads")
+            // Each thread ends once its store is gone and its last job has run.
+            let deadline = DispatchTime.now() + 30
+            let running = ended.filter { $0.wait(timeout: deadline) != .success }.count
+            #expect(running == 0, "\(running) of \(ended.count) threads still run after their stores were closed and released")
         }
     }
-    #endif
 }
