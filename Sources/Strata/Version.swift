@@ -68,33 +68,37 @@ final class Version: Sendable {
         // on a large store: start them all before testing the first, so they overlap
         // instead of queueing one behind another.
         let hash = BloomFilter.hash(key)
-        var touched: UInt8 = 0
-        for table in levels[0] where table.covers(key) { touched |= table.tail.filter.touchLine(hash: hash) }
-        if deepest > 1 {
-            for index in 1..<deepest {
-                if let table = Version.file(in: levels[index], containing: key) { touched |= table.tail.filter.touchLine(hash: hash) }
+        return try withUnsafeTemporaryAllocation(of: SegmentTable?.self, capacity: levels.count) { candidates in
+            // The one file of each deeper level whose range holds the key, found once.
+            var touched: UInt8 = 0
+            for table in levels[0] where table.covers(key) { touched |= table.tail.filter.touchLine(hash: hash) }
+            for index in 1..<levels.count {
+                let table = levels[index].isEmpty ? nil : Version.file(in: levels[index], containing: key)
+                candidates.initializeElement(at: index, to: table)
+                if let table, index != deepest { touched |= table.tail.filter.touchLine(hash: hash) }
             }
-        }
-        keepAlive(touched)
-        let buffer = KeyBuffer()
-        for table in levels[0] where table.covers(key) {
-            switch try table.get(key, hash: hash, at: sequence, keyBuffer: buffer) {
-            case .value(let value): return value
-            case .deleted: return nil
-            case .absent: continue
+            defer { candidates[1..<levels.count].deinitialize() }
+            keepAlive(touched)
+            let buffer = KeyBuffer()
+            for table in levels[0] where table.covers(key) {
+                switch try table.get(key, hash: hash, at: sequence, keyBuffer: buffer) {
+                case .value(let value): return value
+                case .deleted: return nil
+                case .absent: continue
+                }
             }
-        }
-        for index in 1..<levels.count where !levels[index].isEmpty {
-            guard let table = Version.file(in: levels[index], containing: key) else { continue }
-            // Most data lives in the deepest level: a read that reaches it usually finds its key
-            // there, so its filter is skipped (a miss then costs one block read).
-            switch try table.get(key, hash: index == deepest ? nil : hash, at: sequence, keyBuffer: buffer) {
-            case .value(let value): return value
-            case .deleted: return nil
-            case .absent: continue
+            for index in 1..<levels.count {
+                guard let table = candidates[index] else { continue }
+                // Most data lives in the deepest level: a read that reaches it usually finds
+                // its key there, so its filter is skipped (a miss then costs one block read).
+                switch try table.get(key, hash: index == deepest ? nil : hash, at: sequence, keyBuffer: buffer) {
+                case .value(let value): return value
+                case .deleted: return nil
+                case .absent: continue
+                }
             }
+            return nil
         }
-        return nil
     }
 
     /// The file of a sorted, non-overlapping level whose range holds `key`.
