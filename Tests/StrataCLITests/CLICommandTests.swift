@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import Testing
+import StrataTestSupport
 
 /// The `strata` subcommands, run as real processes.
 @Suite("strata command line")

@@ -9,28 +9,12 @@ private func decodeEdit(_ bytes: [UInt8], baseOffset: Int = 0) throws -> Version
 
 /// The error decoding `bytes` as a version edit throws, or nil when it decodes.
 private func editError(_ bytes: [UInt8], baseOffset: Int = 0) -> FormatError? {
-    do {
-        _ = try decodeEdit(bytes, baseOffset: baseOffset)
-        return nil
-    } catch let error as FormatError {
-        return error
-    } catch {
-        Issue.record("unexpected error \(error)")
-        return nil
-    }
+    formatError { _ = try decodeEdit(bytes, baseOffset: baseOffset) }
 }
 
 /// The error decoding `bytes` as a manifest header throws, or nil when it decodes.
 private func headerError(_ bytes: [UInt8]) -> FormatError? {
-    do {
-        _ = try bytes.withUnsafeBytes { try ManifestFormat.Header.decode($0) }
-        return nil
-    } catch let error as FormatError {
-        return error
-    } catch {
-        Issue.record("unexpected error \(error)")
-        return nil
-    }
+    formatError { _ = try bytes.withUnsafeBytes { try ManifestFormat.Header.decode($0) } }
 }
 
 /// SplitMix64, so the random round trips are the same on every run.

@@ -23,7 +23,7 @@ struct FsckResult: CustomStringConvertible {
 /// Waits by polling rather than `waitUntilExit`, so no thread of Swift concurrency's small
 /// pool blocks; a run that hangs is killed after a minute.
 func fsck(_ arguments: String...) async throws -> FsckResult {
-    let directory = try TestDirectory()
+    let directory = try TemporaryDirectory(label: "verifier-tests")
     defer { directory.remove() }
     let stdoutPath = directory.path("stdout"), stderrPath = directory.path("stderr")
     try Data().write(to: URL(fileURLWithPath: stdoutPath))

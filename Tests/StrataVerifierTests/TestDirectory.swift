@@ -1,29 +1,9 @@
 import Foundation
+import StrataTestSupport
 
-/// A fresh directory under the system's temporary directory, removed when the body ends.
-struct TestDirectory {
-    let url: URL
-    var path: String { url.path }
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-verifier-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    /// A path inside the directory (not created).
-    func path(_ name: String) -> String {
-        url.appendingPathComponent(name).path
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(at: url)
-    }
-}
-
-func withTestDirectory<T>(_ body: (TestDirectory) async throws -> T) async throws -> T {
-    let directory = try TestDirectory()
-    defer { directory.remove() }
-    return try await body(directory)
+/// A temporary directory for these tests (`TemporaryDirectory` of StrataTestSupport).
+func withTestDirectory<T>(_ body: (TemporaryDirectory) async throws -> T) async throws -> T {
+    try await withTemporaryDirectory(label: "verifier-tests", body)
 }
 
 /// The checked-in fixtures, found from this file's place in the repository.
