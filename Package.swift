@@ -29,20 +29,25 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
-        // zlib, reached through the system library (crc32 now, block compression later).
+        // zlib, reached through the system library: block compression, and the checksum's
+        // portable path.
         .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // The little Strata says in C: CRC32 (zlib's function) by a carry-less-multiply fold
+        // where the processor has one (docs/decisions/2026-11-21-checksum.md), and cache
+        // prefetch hints.
+        .target(name: "CStrata", dependencies: ["CZlib"]),
         // Pure encode/decode of every on-disk structure. No I/O.
-        .target(name: "StrataFormat", dependencies: ["CZlib"], swiftSettings: strictSettings),
+        .target(name: "StrataFormat", dependencies: ["CZlib", "CStrata"], swiftSettings: strictSettings),
         // The one seam through which every byte of I/O goes.
         .target(name: "StrataIO", swiftSettings: strictSettings),
         // The engine and its public API.
         .target(
             name: "Strata",
-            dependencies: ["StrataFormat", "StrataIO", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["StrataFormat", "StrataIO", "CStrata", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // Not shipped: simulated file system with crash states, reference model, seeded randomness.

@@ -1,3 +1,4 @@
+import CStrata
 import StrataFormat
 
 /// One decoded data block of a segment (layout: docs/format/segment.md, "Blocks") in memory
@@ -162,6 +163,13 @@ struct BlockCursor {
     /// current entry, if every entry is before it.
     mutating func seek(userKey: UnsafeRawBufferPointer, sequence: UInt64) throws -> Bool {
         let target = SegmentFormat.trailer(sequence: min(sequence, SegmentFormat.maxSequence), kind: .value) | 0xFF
+        let base = block.contents.baseAddress!
+        // On a store larger than the CPU caches every line below is a miss. Start the first
+        // line of each restart together, so the binary search waits for memory once (a
+        // block of the default size has about three restarts).
+        if block.restartCount <= 8 {
+            for i in 1..<block.restartCount { strata_prefetch(base + block.restart(i), 32) }
+        }
         // Largest restart whose key is before the target; restart 0 if none is.
         var low = 0, high = block.restartCount - 1
         while low < high {
@@ -170,7 +178,11 @@ struct BlockCursor {
             guard try next() else { break }
             if compareInternal(self.userKey, trailer, userKey, target) < 0 { low = mid } else { high = mid - 1 }
         }
-        reset(to: block.restart(low))
+        // Then the lines of the interval to walk: together, rather than one per entry.
+        let start = block.restart(low)
+        let end = low + 1 < block.restartCount ? block.restart(low + 1) : block.entriesEnd
+        strata_prefetch(base + start, end - start)
+        reset(to: start)
         while try next() {
             if compareInternal(self.userKey, trailer, userKey, target) >= 0 { return true }
         }

@@ -1,3 +1,4 @@
+import CStrata
 import Synchronization
 import StrataFormat
 import StrataIO
@@ -34,10 +35,13 @@ final class SegmentTable: @unchecked Sendable {
     /// step: on a store much larger than the CPU caches, that is most of a point read's cost.
     private let separatorBytes: [UInt8]
     private let separatorStarts: [Int32]
-    /// The user-key bytes every separator shares, and for each separator the 8 bytes after
-    /// them (big-endian, zero-padded): most of a search compares these words in one small
-    /// array, and only separators whose word equals the key's are compared in full.
-    private let commonPrefix: [UInt8]
+    /// The user-key bytes every separator but the last shares, and for each of those
+    /// separators the 8 bytes after them (big-endian, zero-padded): most of a search compares
+    /// these words in one small array, and only separators whose word equals the key's are
+    /// compared in full. The last separator is left out because it is usually a short key
+    /// past the file's last (`SegmentBuilder.successor`, "1" after "0000…"), which would
+    /// leave no shared prefix and make every word equal.
+    let commonPrefix: [UInt8]
     private let fences: [UInt64]
 
     var number: UInt64 { meta.fileNumber }
@@ -57,7 +61,7 @@ final class SegmentTable: @unchecked Sendable {
         starts.append(Int32(packed.count))
         separatorBytes = packed
         separatorStarts = starts
-        let userKeys = tail.index.map { $0.separator.dropLast(SegmentFormat.internalKeyTrailerSize) }
+        let userKeys = tail.index.dropLast().map { $0.separator.dropLast(SegmentFormat.internalKeyTrailerSize) }
         var prefixLength = userKeys.first?.count ?? 0
         if let first = userKeys.first {
             for key in userKeys.dropFirst() {
@@ -223,6 +227,7 @@ final class SegmentTable: @unchecked Sendable {
     /// The first block that may hold internal keys at or after (`userKey`, `sequence`), or
     /// `blockCount` if none does.
     func blockIndex(atOrAfter userKey: UnsafeRawBufferPointer, sequence: UInt64) -> Int {
+        // Separators 0..<fences.count have words; the last one (index fences.count) has none.
         var low = 0, high = fences.count
         if userKey.count >= commonPrefix.count,
            commonPrefix.withUnsafeBytes({ compareKeys($0, UnsafeRawBufferPointer(rebasing: userKey[0..<commonPrefix.count])) == 0 }) {
@@ -238,7 +243,9 @@ final class SegmentTable: @unchecked Sendable {
                 high = a
             }
         }
-        return fullSearch(userKey, sequence: sequence, low: low, high: high)
+        let i = fullSearch(userKey, sequence: sequence, low: low, high: high)
+        // Every separator with a word is before the target: the last one decides.
+        return i < fences.count ? i : fullSearch(userKey, sequence: sequence, low: fences.count, high: blockCount)
     }
 
     /// The first index in `low..<high` whose separator is at or after the target, else `high`.
@@ -263,9 +270,10 @@ final class SegmentTable: @unchecked Sendable {
     /// key's `BloomFilter.hash`, nil to skip the filter: for the deepest level, where a read
     /// that got this far usually finds its key, the filter's probe (a cache miss on a large
     /// store) buys nothing.
-    func get(_ key: UnsafeRawBufferPointer, hash: UInt64?, at sequence: UInt64, keyBuffer: KeyBuffer) throws -> MemTable.Lookup {
+    /// `block`, when given, is what `prefetchBlock` returned for the same key and sequence.
+    func get(_ key: UnsafeRawBufferPointer, hash: UInt64?, at sequence: UInt64, keyBuffer: KeyBuffer, block found: Int? = nil) throws -> MemTable.Lookup {
         if let hash { guard tail.filter.mayContain(hash: hash) else { return .absent } }
-        let i = blockIndex(atOrAfter: key, sequence: sequence)
+        let i = found ?? blockIndex(atOrAfter: key, sequence: sequence)
         guard i < blockCount else { return .absent }
         var cursor = BlockCursor(block: try block(i), keyBuffer: keyBuffer)
         var found = try cursor.seek(userKey: key, sequence: sequence)
@@ -277,6 +285,22 @@ final class SegmentTable: @unchecked Sendable {
         }
         guard found, compareKeys(cursor.userKey, key) == 0 else { return .absent }
         return cursor.isTombstone ? .deleted : .value(copyBytes(cursor.value))
+    }
+
+    /// Finds the data block that may hold (`key`, `sequence`) and starts loading its first
+    /// line and its end (restart array and trailer, which `block` and the search read
+    /// first), without waiting: a point read calls this for the deepest level's file before
+    /// it tests the filters above, so the block's misses overlap with theirs. Returns the
+    /// block's index for `get(…, block:)`.
+    func prefetchBlock(_ key: UnsafeRawBufferPointer, sequence: UInt64) -> Int {
+        let i = blockIndex(atOrAfter: key, sequence: sequence)
+        if i < blockCount, let base = mapping?.bytes.baseAddress {
+            let blockHandle = tail.index[i].handle
+            let start = Int(blockHandle.offset), end = start + Int(blockHandle.size) + SegmentFormat.blockTrailerSize
+            strata_prefetch(base + start, 1)
+            strata_prefetch(base + max(start, end - 64), min(64, end - start))
+        }
+        return i
     }
 
     /// Whether `key` lies in this file's key range.

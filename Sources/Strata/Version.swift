@@ -79,6 +79,9 @@ final class Version: Sendable {
             }
             defer { candidates[1..<levels.count].deinitialize() }
             keepAlive(touched)
+            // The deepest level holds most keys: start its block's misses now, behind the
+            // filters'.
+            let deepestBlock = deepest > 0 ? candidates[deepest]?.prefetchBlock(key, sequence: sequence) : nil
             let buffer = KeyBuffer()
             for table in levels[0] where table.covers(key) {
                 switch try table.get(key, hash: hash, at: sequence, keyBuffer: buffer) {
@@ -91,7 +94,8 @@ final class Version: Sendable {
                 guard let table = candidates[index] else { continue }
                 // Most data lives in the deepest level: a read that reaches it usually finds
                 // its key there, so its filter is skipped (a miss then costs one block read).
-                switch try table.get(key, hash: index == deepest ? nil : hash, at: sequence, keyBuffer: buffer) {
+                switch try table.get(key, hash: index == deepest ? nil : hash, at: sequence, keyBuffer: buffer,
+                                     block: index == deepest ? deepestBlock : nil) {
                 case .value(let value): return value
                 case .deleted: return nil
                 case .absent: continue

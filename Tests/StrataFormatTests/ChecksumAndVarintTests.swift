@@ -34,6 +34,45 @@ private func withReader<T>(_ bytes: [UInt8], baseOffset: Int = 0, _ body: (inout
         #expect(Checksum.crc32(bytes[0...]) == fromArray)
         #expect(bytes.withUnsafeBytes { Checksum.crc32($0) } == fromArray)
     }
+
+    /// The folded path must give zlib's value for every length (the fold takes whole
+    /// 16-byte lanes from 64 bytes up and zlib the rest), alignment and seed. The inputs are
+    /// fixed: a SplitMix64 stream from seed 0x5EED.
+    @Test func crc32MatchesZlibAtEveryLengthAndAlignment() {
+        var state: UInt64 = 0x5EED
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        let bytes: [UInt8] = (0..<((1 << 20) + 64)).map { _ in UInt8(truncatingIfNeeded: next()) }
+        var mismatches: [String] = []
+        bytes.withUnsafeBytes { all in
+            let lengths = Array(0...300) + [511, 512, 513, 1023, 4090, 4096, 4111, 65_537, 1 << 20]
+            for length in lengths {
+                for offset in [0, 1, 3, 8, 15] {
+                    let seed = length % 3 == 0 ? 0 : UInt32(truncatingIfNeeded: next())
+                    let slice = UnsafeRawBufferPointer(rebasing: all[offset..<(offset + length)])
+                    if Checksum.crc32(slice, seed: seed) != Checksum.portableCRC32(slice, seed: seed) {
+                        mismatches.append("length \(length) offset \(offset) seed \(seed)")
+                    }
+                }
+            }
+            // Chained ranges whose split falls inside a 64-byte group.
+            let whole = UnsafeRawBufferPointer(rebasing: all[0..<10_000])
+            for split in [1, 63, 64, 65, 100, 4096, 9_999] {
+                let first = Checksum.crc32(UnsafeRawBufferPointer(rebasing: whole[0..<split]))
+                if Checksum.crc32(UnsafeRawBufferPointer(rebasing: whole[split...]), seed: first) != Checksum.portableCRC32(whole) {
+                    mismatches.append("chained at \(split)")
+                }
+            }
+        }
+        let count = mismatches.count
+        let firstFew = mismatches.prefix(5).joined(separator: "; ")
+        #expect(count == 0, "folded CRC32 differs from zlib's (accelerated: \(Checksum.isAccelerated)): \(firstFew)")
+    }
 }
 
 @Suite struct VarintTests {

@@ -1,0 +1,79 @@
+// The index search of an open segment file: which data block may hold a key.
+
+import Testing
+import StrataFormat
+import StrataIO
+import StrataTestSupport
+@testable import Strata
+
+struct SegmentTableSearchTests {
+    static func key(_ i: Int) -> [UInt8] {
+        let digits = String(i)
+        return Array((String(repeating: "0", count: 16 - digits.count) + digits).utf8)
+    }
+
+    /// Writes a segment of `count` 16-digit keys with 100-byte values and opens it.
+    static func withTable(count: Int, _ body: (SegmentTable) throws -> Void) async throws {
+        try await withTemporaryDirectory(label: "segment-search") { directory in
+            var builder = SegmentBuilder()
+            for i in 0..<count {
+                try builder.add(userKey: key(i), sequence: UInt64(i + 1), kind: .value, value: Array(repeating: UInt8(i % 251), count: 100))
+            }
+            let bytes = builder.finish()
+            let fileSystem = POSIXFileSystem()
+            let number: UInt64 = 7
+            let handle = try fileSystem.openFile(fileSystem.path(directory.path(""), ManifestFormat.segmentFileName(number)), create: true)
+            try handle.write(bytes, at: 0)
+            try handle.sync()
+            try handle.close()
+            let meta = SegmentMeta(level: 1, fileNumber: number, fileSize: UInt64(bytes.count), entryCount: UInt64(count),
+                                   smallestSequence: 1, largestSequence: UInt64(count), smallestKey: key(0), largestKey: key(count - 1))
+            let table = try SegmentTable.open(meta, directory: directory.path(""), fileSystem: fileSystem, cache: BlockCache(capacity: 1 << 20))
+            try body(table)
+        }
+    }
+
+    /// The last separator is a short key past the file's last ("1" after "0000…"). Counted
+    /// in the shared prefix, it left none, so every search walked the whole index; it must
+    /// not count.
+    @Test func separatorsShareTheKeysPrefixDespiteTheShortLastOne() async throws {
+        try await Self.withTable(count: 5_000) { table in
+            #expect(table.blockCount > 100)
+            #expect(table.tail.index.last.map { $0.separator.count } ?? 0 < 16, "the last separator is the short successor")
+            #expect(table.commonPrefix.count >= 12, "separators of keys 0..<5000 share twelve zeros, got \(table.commonPrefix.count)")
+        }
+    }
+
+    /// The narrowed search gives the same block as a plain one over every separator, for
+    /// every key of the file, keys between and around them, and any sequence.
+    @Test func blockIndexAgreesWithALinearSearch() async throws {
+        try await Self.withTable(count: 5_000) { table in
+            let separators = table.tail.index.map(\.separator)
+            func expected(_ userKey: [UInt8], _ sequence: UInt64) -> Int {
+                let target = SegmentFormat.trailer(sequence: min(sequence, SegmentFormat.maxSequence), kind: .value) | 0xFF
+                return separators.firstIndex { separator in
+                    let user = separator.dropLast(8)
+                    let trailer = separator.suffix(8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self).littleEndian }
+                    return user.withUnsafeBytes { u in userKey.withUnsafeBytes { k in compareInternal(u, trailer, k, target) >= 0 } }
+                } ?? separators.count
+            }
+            var probes: [[UInt8]] = (0..<5_000).map(Self.key)
+            probes += [[], Array("0".utf8), Self.key(5_000), Self.key(99_999_999), Array("1".utf8), Array("2".utf8), [0xFF]]
+            probes += (0..<5_000).map { Self.key($0) + [0x00] }
+            var wrong: [String] = []
+            for probe in probes {
+                for sequence in [UInt64(0), 1, 2_500, SegmentFormat.maxSequence] {
+                    let got = probe.withUnsafeBytes { table.blockIndex(atOrAfter: $0, sequence: sequence) }
+                    if got != expected(probe, sequence) { wrong.append("\(String(decoding: probe, as: UTF8.self)) @\(sequence): \(got)") }
+                }
+            }
+            let count = wrong.count
+            #expect(count == 0, "\(wrong.prefix(5))")
+            let buffer = KeyBuffer()
+            for i in stride(from: 0, to: 5_000, by: 7) {
+                let found = try Self.key(i).withUnsafeBytes { try table.get($0, hash: nil, at: SegmentFormat.maxSequence, keyBuffer: buffer) }
+                #expect(found == .value(Array(repeating: UInt8(i % 251), count: 100)), "key \(i)")
+            }
+        }
+    }
+}
