@@ -48,6 +48,7 @@ public final class BenchmarkRunner: Sendable {
                 _ = try guarded(engine, .fillrandom) { try driver.fill(.fillrandom) }
                 fillrandomStoreReady = true
             }
+            Self.settleDisk()
             progress("[\(engine.name)] \(workload.rawValue) ...")
             let result = try guarded(engine, workload) { try driver.perform(workload) }
             results.append(result)
@@ -78,6 +79,15 @@ public final class BenchmarkRunner: Sendable {
         } catch {
             throw BenchmarkEngineFailure(engine: engine.name, workload: workload, underlying: error)
         }
+    }
+
+    /// Writes out every dirty page of the system, untimed, before each workload. Otherwise a
+    /// workload pays for the writeback of the one before: on ext4 a synced commit waits for
+    /// a journal commit, which waits for data written earlier, so fillsync right after the
+    /// fills measured about half its rate, and only for the engine whose fills came just
+    /// before.
+    static func settleDisk() {
+        sync()
     }
 
     static func join(_ base: String, _ name: String) -> String {
