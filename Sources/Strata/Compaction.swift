@@ -80,7 +80,9 @@ struct CompactionMerge {
         var trailers = runs.indices.map { live[$0] ? runs[$0].trailer : 0 }
         var outputs: [SegmentMeta] = []
         var output = SegmentOutput(level: plan.outputLevel, options: options)
-        var currentKey: [UInt8]? = nil
+        // The user key being merged, in a buffer reused from key to key.
+        let currentKey = KeyBuffer()
+        var hasCurrentKey = false
         var keptAtHorizon = false
         var entriesIn = 0
         var entriesOut = 0
@@ -99,14 +101,15 @@ struct CompactionMerge {
             let sequence = trailer >> 8
             let isTombstone = trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
             let userKey = keys[best]
-            let sameKey = currentKey.map { key in key.withUnsafeBytes { compareKeys($0, userKey) == 0 } } ?? false
+            let sameKey = hasCurrentKey && compareKeys(currentKey.bytes, userKey) == 0
             if !sameKey {
                 // A key's versions never straddle two output files, so levels stay disjoint.
                 if output.entryCount > 0 && output.estimatedSize >= targetFileBytes {
                     outputs.append(try write(&output))
                     output = SegmentOutput(level: plan.outputLevel, options: options)
                 }
-                currentKey = copyBytes(userKey)
+                currentKey.set(userKey)
+                hasCurrentKey = true
                 keptAtHorizon = false
             }
             var keep = true
@@ -115,11 +118,11 @@ struct CompactionMerge {
                     keep = false
                 } else {
                     keptAtHorizon = true
-                    if isTombstone && !deeperLevelsHold(currentKey!) { keep = false }
+                    if isTombstone && !deeperLevelsHold(currentKey.bytes) { keep = false }
                 }
             }
             if keep {
-                try output.add(userKey: currentKey!, sequence: sequence, isTombstone: isTombstone, borrowing: run.value)
+                try output.add(borrowingKey: currentKey.bytes, sequence: sequence, isTombstone: isTombstone, value: run.value)
                 entriesOut += 1
             }
             live[best] = try run.next()
@@ -132,7 +135,7 @@ struct CompactionMerge {
         return (outputs, entriesIn, entriesOut)
     }
 
-    private func deeperLevelsHold(_ key: [UInt8]) -> Bool {
+    private func deeperLevelsHold(_ key: UnsafeRawBufferPointer) -> Bool {
         deeperLevels.contains { level in Version.file(in: level, containing: key) != nil }
     }
 }

@@ -197,8 +197,9 @@ final class Maintenance: @unchecked Sendable {
         var output = SegmentOutput(level: 0, options: options)
         try sealed.table.forEachNode { node in
             guard node.sequence <= sealed.lastSequence else { return }
-            try output.add(userKey: copyBytes(node.key), sequence: node.sequence, isTombstone: node.isTombstone,
-                           value: node.isTombstone ? [] : copyBytes(node.value))
+            // Key and value are borrowed from the memtable's arena: no copy per entry.
+            try output.add(borrowingKey: node.key, sequence: node.sequence, isTombstone: node.isTombstone,
+                           value: node.isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : node.value)
         }
         var edit = VersionEdit(logNumber: sealed.nextLogNumber, lastSequence: sealed.lastSequence)
         var table: SegmentTable? = nil

@@ -7,7 +7,6 @@ struct SegmentOutput {
     let level: Int
     private var builder: SegmentBuilder
     private(set) var smallestKey: [UInt8] = []
-    private(set) var largestKey: [UInt8] = []
     private var smallestSequence = UInt64.max
     private var largestSequence: UInt64 = 0
 
@@ -28,21 +27,29 @@ struct SegmentOutput {
 
     /// `add` with the value borrowed (compaction passes it straight from the input block).
     mutating func add(userKey: [UInt8], sequence: UInt64, isTombstone: Bool, borrowing value: UnsafeRawBufferPointer) throws {
+        try userKey.withUnsafeBytes { try add(borrowingKey: $0, sequence: sequence, isTombstone: isTombstone, value: value) }
+    }
+
+    /// `add` with the key borrowed too: a flush passes it straight from the memtable.
+    mutating func add(borrowingKey userKey: UnsafeRawBufferPointer, sequence: UInt64, isTombstone: Bool, value: UnsafeRawBufferPointer) throws {
         do {
-            try builder.add(userKey: userKey, sequence: sequence, kind: isTombstone ? .tombstone : .value,
-                            borrowing: isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : value)
+            try builder.add(borrowingKey: userKey, sequence: sequence, kind: isTombstone ? .tombstone : .value,
+                            value: isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : value)
         } catch {
             throw StoreError(.corruption, "entries reached a segment out of order (\(error.message)); this is a bug in Strata")
         }
-        if builder.entryCount == 1 { smallestKey = userKey }
-        largestKey = userKey
+        if builder.entryCount == 1 { smallestKey = [UInt8](userKey) }
         smallestSequence = min(smallestSequence, sequence)
         largestSequence = max(largestSequence, sequence)
     }
 
+    /// The user key of the last entry added.
+    var largestKey: [UInt8] { builder.lastUserKey }
+
     /// Writes the file as `number`, synced (the caller syncs the directory), and returns its
     /// manifest record.
     mutating func write(number: UInt64, fileSystem fs: any FileSystem, directory: String) throws -> SegmentMeta {
+        let largestKey = builder.lastUserKey
         let bytes = builder.finish()
         let path = fs.path(directory, ManifestFormat.segmentFileName(number))
         let handle = try fs.openFile(path, create: true)

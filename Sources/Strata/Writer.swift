@@ -265,16 +265,21 @@ final class Writer: @unchecked Sendable {
         var encoder = BatchFormat.Encoder(sequence: sequence, syncedThrough: UInt64(wal.syncedOffset),
                                           reservingCapacity: transaction.byteCount + 8 * transaction.entries.count)
         // One pass: encode each write and insert it into the memtable (invisible until the
-        // group is published).
-        for entry in transaction.entries {
-            entry.key.withUnsafeBytes { keyBytes in
-                switch entry.write {
-                case .put(let value):
-                    encoder.put(entry.key, value)
-                    value.withUnsafeBytes { memtable.insert(key: keyBytes, sequence: sequence, value: $0) }
-                case .delete:
-                    encoder.delete(entry.key)
-                    memtable.insert(key: keyBytes, sequence: sequence, value: nil)
+        // group is published). The entries are borrowed in place and the memtable read once:
+        // iterating by value retained and released each entry's key and value, and each
+        // access to the property the memtable, about a tenth of a bulk load's writer time.
+        let table = memtable
+        transaction.entries.withUnsafeBufferPointer { entries in
+            for i in entries.indices {
+                entries[i].key.withUnsafeBytes { keyBytes in
+                    switch entries[i].write {
+                    case .put(let value):
+                        encoder.put(entries[i].key, value)
+                        value.withUnsafeBytes { table.insert(key: keyBytes, sequence: sequence, value: $0) }
+                    case .delete:
+                        encoder.delete(entries[i].key)
+                        table.insert(key: keyBytes, sequence: sequence, value: nil)
+                    }
                 }
             }
         }

@@ -45,6 +45,11 @@ public struct BloomFilter: Sendable, Equatable {
             hashes.append(BloomFilter.hash(userKey))
         }
 
+        /// Adds a key by its `BloomFilter.hash`.
+        public mutating func add(hash: UInt64) {
+            hashes.append(hash)
+        }
+
         public func finish() -> BloomFilter {
             // k = bitsPerKey * ln 2 minimises the false-positive rate for a given size.
             let k = min(max(Int((Double(bitsPerKey) * 0.6931471805599453).rounded()), 1), BloomFilter.maxProbes)

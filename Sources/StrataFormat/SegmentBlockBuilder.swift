@@ -48,7 +48,10 @@ public struct SegmentBlockBuilder: Sendable {
         buffer.appendVarint(UInt64(value.count))
         buffer.append(contentsOf: key[shared...])
         buffer.append(contentsOf: value)
-        lastKey = key
+        // Copied into the buffer it already has, not shared with the caller's array: the
+        // caller reuses its array for the next key, which would then have to copy it.
+        lastKey.removeAll(keepingCapacity: true)
+        lastKey.append(contentsOf: key)
         sinceRestart += 1
         entryCount += 1
     }
@@ -64,7 +67,7 @@ public struct SegmentBlockBuilder: Sendable {
         buffer.removeAll(keepingCapacity: true)
         restarts.removeAll(keepingCapacity: true)
         sinceRestart = 0
-        lastKey = []
+        lastKey.removeAll(keepingCapacity: true)
         entryCount = 0
         return out
     }

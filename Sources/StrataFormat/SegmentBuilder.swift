@@ -39,7 +39,11 @@ public struct SegmentBuilder: Sendable {
     private var indexBlock = SegmentBlockBuilder()
     private var filter: BloomFilter.Builder
     private var lastKey: [UInt8] = []
-    private var lastUserKey: [UInt8] = []
+    /// The user key of the last entry added (empty before the first).
+    public private(set) var lastUserKey: [UInt8] = []
+    /// Reused for each entry's internal key, swapped with `lastKey` once added, so a steady
+    /// stream of entries allocates nothing.
+    private var scratchKey: [UInt8] = []
     private var lastSequence: UInt64 = 0
     /// The last data block written, waiting for the next key to pick its separator.
     private var pendingHandle: SegmentFormat.BlockHandle?
@@ -69,25 +73,41 @@ public struct SegmentBuilder: Sendable {
     /// `add` with the value borrowed rather than copied into an array first: compaction
     /// passes values straight from the input block.
     public mutating func add(userKey: [UInt8], sequence: UInt64, kind: SegmentFormat.EntryKind, borrowing value: UnsafeRawBufferPointer) throws(SegmentBuilderError) {
+        let outcome = userKey.withUnsafeBytes { raw in
+            Result { () throws(SegmentBuilderError) in try add(borrowingKey: raw, sequence: sequence, kind: kind, value: value) }
+        }
+        try outcome.get()
+    }
+
+    /// `add` with key and value borrowed: flushes and compactions pass both straight from
+    /// the memtable or the input block, and the builder copies them only into the block, so
+    /// adding an entry allocates nothing.
+    public mutating func add(borrowingKey userKey: UnsafeRawBufferPointer, sequence: UInt64, kind: SegmentFormat.EntryKind,
+                             value: UnsafeRawBufferPointer) throws(SegmentBuilderError) {
         guard sequence <= SegmentFormat.maxSequence else {
             throw SegmentBuilderError(.sequenceTooLarge, "sequence \(sequence) does not fit in 56 bits")
         }
         precondition(kind == .value || value.isEmpty, "a tombstone has no value")
-        let key = SegmentFormat.internalKey(userKey: userKey, sequence: sequence, kind: kind)
-        // Two entries of one user key must differ in sequence, whatever their kinds.
-        if entryCount > 0 && (SegmentFormat.compareInternalKeys(lastKey, key) >= 0 || (userKey == lastUserKey && sequence >= lastSequence)) {
+        // User key ascending; for one user key, sequence strictly descending (two entries of
+        // one user key must differ in sequence, whatever their kinds).
+        let order = entryCount == 0 ? -1 : lastUserKey.withUnsafeBytes { SegmentBuilder.compare($0, userKey) }
+        if order > 0 || (order == 0 && sequence >= lastSequence) {
             throw SegmentBuilderError(.outOfOrder, "entry (\(userKey.count)-byte key, sequence \(sequence)) does not sort after the previous entry")
         }
+        scratchKey.removeAll(keepingCapacity: true)
+        scratchKey.append(contentsOf: userKey)
+        scratchKey.appendLittleEndian(SegmentFormat.trailer(sequence: sequence, kind: kind))
         if let handle = pendingHandle {
-            addIndexEntry(separator: Self.separator(lastKey, key), handle)
+            addIndexEntry(separator: Self.separator(lastKey, scratchKey), handle)
             pendingHandle = nil
         }
-        if entryCount == 0 || userKey != lastUserKey {
-            filter.add(userKey)
-            lastUserKey = userKey
+        if order != 0 {
+            filter.add(hash: BloomFilter.hash(userKey))
+            lastUserKey.removeAll(keepingCapacity: true)
+            lastUserKey.append(contentsOf: userKey)
         }
-        dataBlock.add(key: key, value: value)
-        lastKey = key
+        dataBlock.add(key: scratchKey, value: value)
+        swap(&lastKey, &scratchKey)
         lastSequence = sequence
         entryCount += 1
         smallestSequence = min(smallestSequence, sequence)
@@ -95,6 +115,24 @@ public struct SegmentBuilder: Sendable {
         if dataBlock.estimatedSize >= blockSize {
             pendingHandle = SegmentFormat.appendBlock(dataBlock.finish(), compressionLevel: compressionLevel, to: &file)
         }
+    }
+
+    /// Bytewise order of two keys.
+    @inline(__always)
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = min(a.count, b.count)
+        var i = 0
+        while i + 8 <= common {
+            let x = a.loadUnaligned(fromByteOffset: i, as: UInt64.self).bigEndian
+            let y = b.loadUnaligned(fromByteOffset: i, as: UInt64.self).bigEndian
+            if x != y { return x < y ? -1 : 1 }
+            i += 8
+        }
+        while i < common {
+            if a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
+            i += 1
+        }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
     /// Adds a value; see `add`.
