@@ -60,8 +60,6 @@ struct CompactionMerge {
     let deeperLevels: [[SegmentTable]]
     let targetFileBytes: Int
     let options: StoreOptions
-    /// Polled every few thousand entries; true abandons the merge (`MaintenanceStopped`).
-    let shouldStop: () -> Bool
 
     /// Runs the merge, calling `write` for each finished output file.
     func run(write: (inout SegmentOutput) throws -> SegmentMeta) throws -> (outputs: [SegmentMeta], entriesIn: Int, entriesOut: Int) {
@@ -96,7 +94,6 @@ struct CompactionMerge {
             if best < 0 { break }
             let run = runs[best]
             entriesIn += 1
-            if entriesIn & 4095 == 0, shouldStop() { throw MaintenanceStopped() }
             let trailer = trailers[best]
             let sequence = trailer >> 8
             let isTombstone = trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)

@@ -4,10 +4,6 @@ import Synchronization
 import StrataFormat
 import StrataIO
 
-/// Thrown inside a compaction when the store starts closing, so that `close()` does not wait
-/// for a long merge whose result nobody needs now.
-struct MaintenanceStopped: Error {}
-
 /// A memtable the writer has sealed, waiting to be flushed.
 struct SealedMemTable: @unchecked Sendable {
     // @unchecked Sendable: MemTable is Sendable; the tuple-free struct only carries numbers.
@@ -143,6 +139,13 @@ final class Maintenance: @unchecked Sendable {
     }
 
     /// Stops starting new work and waits for the running jobs. Called once, at close.
+    ///
+    /// A merge already running finishes and is installed rather than thrown away. Abandoning
+    /// it made a store that is opened briefly and often (an app extension, a command-line
+    /// tool, a benchmark's read phases) restart the same merge at every open and never
+    /// finish it, so its reads kept paying for every level-0 file. A process killed
+    /// mid-merge loses nothing either way: the merge's outputs count only once the manifest
+    /// names them.
     func shutdown() {
         stopping.store(true, ordering: .relaxed)
         flushThread.sync {}
@@ -167,8 +170,6 @@ final class Maintenance: @unchecked Sendable {
                 try compact(plan)
                 lastFailure.withLock { $0 = nil }
             }
-        } catch is MaintenanceStopped {
-            // The store is closing; the merge's outputs were removed, its inputs are intact.
         } catch {
             _ = recordFailure(error, while: "compacting in the background")
         }
@@ -389,8 +390,7 @@ final class Maintenance: @unchecked Sendable {
         let horizon = min(oldestPinned() ?? view.sequence, view.sequence)
         let deeper = installLock.withLock { _ in Array(levels.dropFirst(plan.outputLevel + 1)) }
         let merge = CompactionMerge(plan: plan, horizon: horizon, deeperLevels: deeper,
-                                    targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options,
-                                    shouldStop: { self.stopping.load(ordering: .relaxed) })
+                                    targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options)
         var written: [UInt64] = []
         /// Set once the edit naming the outputs may have reached the manifest.
         var editAttempted = false

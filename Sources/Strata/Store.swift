@@ -71,8 +71,13 @@ public final class Store: Sendable {
         try? close()
     }
 
-    /// Closes the store: waits for queued writes, makes `.buffered` commits durable, closes
-    /// the files and releases the lock. Idempotent. Later calls on the store throw `.closed`.
+    /// Closes the store: waits for queued writes, makes `.buffered` commits durable, lets a
+    /// flush or compaction already running finish (it starts no new one), closes the files
+    /// and releases the lock. Idempotent. Later calls on the store throw `.closed`.
+    ///
+    /// A compaction can take a few seconds on a large store. Closing is not needed for
+    /// safety: a process killed without closing loses no commit (a `.buffered` one is lost
+    /// only if the machine also loses power before the system writes it out).
     public func close() throws {
         if writer.isCurrentThreadWriter {
             throw StoreError(.invalidArgument, "close() was called from inside a write transaction; close the store after the write returns")

@@ -1,9 +1,12 @@
 // The store's background threads (flush and compaction): jobs run one at a time in order,
-// `sync` hands back values and typed errors, and a job may `sync` onto its own thread.
+// `sync` hands back values and typed errors, and a job may `sync` onto its own thread; a
+// close lets the merge it finds running finish.
 import Dispatch
+import Foundation
 import Synchronization
 import Testing
-@testable import Strata
+@_spi(Testing) @testable import Strata
+import StrataTestSupport
 
 @Suite struct BackgroundThreadTests {
     struct Refused: Error, Equatable { let code: Int }
@@ -78,6 +81,61 @@ import Testing
             let deadline = DispatchTime.now() + 30
             let running = ended.filter { $0.wait(timeout: deadline) != .success }.count
             #expect(running == 0, "\(running) of \(ended.count) threads still run after their stores were closed and released")
+        }
+    }
+}
+
+@Suite struct CloseDuringCompactionTests {
+    /// A merge already running when the store closes is finished and installed. It used to
+    /// be abandoned, so a store opened briefly and often restarted the same merge at every
+    /// open and never finished it.
+    @Test func closeFinishesTheRunningCompaction() async throws {
+        try await TestEnvironment.withTemporaryDirectory("close-compaction") { path in
+            let started = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let first = Atomic<Bool>(true)
+            var options = StoreOptions()
+            options.durability = .buffered
+            options.memtableBytes = 512 << 10
+            options.level0CompactionTrigger = 2
+            options.level0StopWritesTrigger = 100
+            options.failpoints = Failpoints { point in
+                // Hold the first merge at its start until the store is closing.
+                if point == .beforeCompaction, first.exchange(false, ordering: .relaxed) {
+                    started.signal()
+                    release.wait()
+                }
+            }
+            let store = try Store(path: path, options: options)
+            // Random keys, so level-0 files overlap and must be merged (not moved), with
+            // more entries than the merge runs between checks for a close.
+            var random = SeededRandom(seed: 0xC105E)
+            let value = [UInt8](repeating: 7, count: 100)
+            for _ in 0..<20 {
+                let keys = (0..<1_000).map { _ in Array(String(random.next() % 1_000_000_000).utf8) }
+                try await store.write { tx in
+                    for key in keys { try tx.put(key, value) }
+                }
+            }
+            #expect(started.wait(timeout: .now() + 30) == .success, "no compaction started")
+            let closed = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                try? store.close()
+                closed.signal()
+            }
+            // Let close() begin waiting for the merge, then let the merge run.
+            try await Task.sleep(for: .milliseconds(300))
+            release.signal()
+            #expect(closed.wait(timeout: .now() + 60) == .success, "close() did not return")
+
+            var quiet = StoreOptions()
+            quiet.level0CompactionTrigger = 100
+            quiet.level0StopWritesTrigger = 200
+            let reopened = try Store(path: path, options: quiet)
+            defer { try? reopened.close() }
+            let levels = try reopened.stats().levels
+            let belowZero = levels.dropFirst().reduce(0) { $0 + $1.files }
+            #expect(belowZero > 0, "the merge running at close was not installed: level 0 holds \(levels.first?.files ?? 0) files, deeper levels none")
         }
     }
 }
