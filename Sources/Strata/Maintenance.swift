@@ -109,10 +109,9 @@ final class Maintenance: @unchecked Sendable {
             flushThread.sync { flushDue() }
             compactionThread.sync { compactDue() }
         } else {
-            flushThread.async {
-                self.flushDue()
-                self.compactionThread.async { self.compactDue() }
-            }
+            flushThread.async { self.flushDue() }
+            // Also here, for work due without a flush (an open that finds level 0 full).
+            compactionThread.async { self.compactDue() }
         }
     }
 
@@ -189,6 +188,12 @@ final class Maintenance: @unchecked Sendable {
             pending.withLock { _ = $0.removeFirst() }
             lastFailure.withLock { $0 = nil }
             progress.signal()
+            // Each new level-0 file may make a compaction due: ask now, not once the queue is
+            // empty. Under a steady writer the queue is never empty for long, and level 0
+            // used to grow until writes stopped before any merge began.
+            if !options.runsBackgroundWorkInline && !compactionThread.isCurrent {
+                compactionThread.async { self.compactDue() }
+            }
         }
     }
 

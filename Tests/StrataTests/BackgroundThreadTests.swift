@@ -1,6 +1,6 @@
 // The store's background threads (flush and compaction): jobs run one at a time in order,
 // `sync` hands back values and typed errors, and a job may `sync` onto its own thread; a
-// close lets the merge it finds running finish.
+// close lets the merge it finds running finish; a flush that makes a merge due starts it.
 import Dispatch
 import Foundation
 import Synchronization
@@ -136,6 +136,60 @@ import StrataTestSupport
             let levels = try reopened.stats().levels
             let belowZero = levels.dropFirst().reduce(0) { $0 + $1.files }
             #expect(belowZero > 0, "the merge running at close was not installed: level 0 holds \(levels.first?.files ?? 0) files, deeper levels none")
+        }
+    }
+}
+
+@Suite struct CompactionUnderSteadyWritesTests {
+    /// A compaction that a flush makes due starts while later flushes are still queued. It
+    /// used to be asked for only once the flush queue was empty, which a steady writer never
+    /// lets happen: level 0 grew until writes stopped.
+    @Test func aFlushThatMakesACompactionDueStartsItBeforeTheQueueEmpties() async throws {
+        try await TestEnvironment.withTemporaryDirectory("compaction-steady") { path in
+            let secondFlushMayRun = DispatchSemaphore(value: 0)
+            let thirdFlushMayRun = DispatchSemaphore(value: 0)
+            let compactionStarted = DispatchSemaphore(value: 0)
+            let flushes = Atomic<Int>(0)
+            var options = StoreOptions()
+            options.durability = .buffered
+            options.memtableBytes = 64 << 10
+            options.memtableHardLimitBytes = 1 << 20
+            options.level0CompactionTrigger = 2
+            options.level0StopWritesTrigger = 100
+            options.failpoints = Failpoints { point in
+                switch point {
+                case .beforeFlush:
+                    // The second flush waits until a third memtable is queued behind it; the
+                    // third waits for the end of the test.
+                    let n = flushes.add(1, ordering: .relaxed).newValue
+                    if n == 2 { secondFlushMayRun.wait() }
+                    if n == 3 { thirdFlushMayRun.wait() }
+                case .beforeCompaction:
+                    compactionStarted.signal()
+                default:
+                    break
+                }
+            }
+            let store = try Store(path: path, options: options)
+            let value = [UInt8](repeating: 1, count: 100)
+            // Each transaction fills a memtable; the next one seals it.
+            for batch in 0..<4 {
+                try await store.write { tx in
+                    for i in 0..<700 { try tx.put(Array("k\(i)-\(batch)".utf8), value) }
+                }
+            }
+            // Memtables 2 and 3 are queued; the first is flushed.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try store.stats().sealedMemtables < 2 || store.stats().flushes < 1, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            secondFlushMayRun.signal()
+            // Level 0 now holds two files, which makes a compaction due, while the third
+            // flush is still waiting.
+            let started = compactionStarted.wait(timeout: .now() + 20) == .success
+            thirdFlushMayRun.signal()
+            #expect(started, "no compaction started while a flush was still queued")
+            try store.close()
         }
     }
 }
