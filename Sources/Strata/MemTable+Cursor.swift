@@ -1,3 +1,5 @@
+import StrataFormat
+
 /// One key's newest version visible at a sequence: its value, or nil for a tombstone.
 struct VersionedEntry {
     var key: [UInt8]

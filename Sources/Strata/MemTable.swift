@@ -1,3 +1,4 @@
+import StrataFormat
 import Synchronization
 
 /// The in-memory, sorted, multi-version table every commit is applied to: a skiplist of
@@ -311,32 +312,7 @@ final class MemTable: @unchecked Sendable {
     }
 }
 
-/// Unsigned lexicographic byte order, a shorter key before any longer key it prefixes.
-/// Returns a negative number, zero or a positive number. Compares eight bytes at a time as
-/// big-endian words: keys are short, and a call to memcmp per node visited costs more than
-/// the comparison itself.
-@inline(__always)
-func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-    let common = min(a.count, b.count)
-    var index = 0
-    while index + 8 <= common {
-        let x = a.loadUnaligned(fromByteOffset: index, as: UInt64.self).bigEndian
-        let y = b.loadUnaligned(fromByteOffset: index, as: UInt64.self).bigEndian
-        if x != y { return x < y ? -1 : 1 }
-        index += 8
-    }
-    while index < common {
-        let x = a[index]
-        let y = b[index]
-        if x != y { return x < y ? -1 : 1 }
-        index += 1
-    }
-    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
-}
-
-/// A copy of `bytes` as an array: one allocation and one memcpy. Goes through a typed
-/// buffer because that initializer is specialized in the caller, while
-/// `init(unsafeUninitializedCapacity:)` looks up generic metadata at run time on every call.
+/// A copy of `bytes` as an array: one allocation and one memcpy.
 @inline(__always)
 func copyBytes(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
     // The initializer from a raw buffer is one the standard library ships specialized for

@@ -1,3 +1,5 @@
+import StrataFormat
+
 /// Merges the sources of a scan into one ordered walk of visible entries: for each user key,
 /// the version from the source with the highest sequence wins (Version invariant 1 makes that
 /// the newest source); tombstones hide the key. `key` and `value` of the entry just returned

@@ -1,3 +1,5 @@
+import StrataFormat
+
 /// A write transaction, run on the store's writer queue. It sees every earlier commit and its
 /// own writes; when its closure returns, all of its writes commit together, and if the closure
 /// throws, none do. Do not keep it after the closure returns: every call then throws.

@@ -90,7 +90,7 @@ public struct SegmentBuilder: Sendable {
         precondition(kind == .value || value.isEmpty, "a tombstone has no value")
         // User key ascending; for one user key, sequence strictly descending (two entries of
         // one user key must differ in sequence, whatever their kinds).
-        let order = entryCount == 0 ? -1 : lastUserKey.withUnsafeBytes { SegmentBuilder.compare($0, userKey) }
+        let order = entryCount == 0 ? -1 : lastUserKey.withUnsafeBytes { compareKeys($0, userKey) }
         if order > 0 || (order == 0 && sequence >= lastSequence) {
             throw SegmentBuilderError(.outOfOrder, "entry (\(userKey.count)-byte key, sequence \(sequence)) does not sort after the previous entry")
         }
@@ -115,24 +115,6 @@ public struct SegmentBuilder: Sendable {
         if dataBlock.estimatedSize >= blockSize {
             pendingHandle = SegmentFormat.appendBlock(dataBlock.finish(), compressionLevel: compressionLevel, to: &file)
         }
-    }
-
-    /// Bytewise order of two keys.
-    @inline(__always)
-    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        let common = min(a.count, b.count)
-        var i = 0
-        while i + 8 <= common {
-            let x = a.loadUnaligned(fromByteOffset: i, as: UInt64.self).bigEndian
-            let y = b.loadUnaligned(fromByteOffset: i, as: UInt64.self).bigEndian
-            if x != y { return x < y ? -1 : 1 }
-            i += 8
-        }
-        while i < common {
-            if a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
-            i += 1
-        }
-        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
     /// Adds a value; see `add`.
