@@ -229,7 +229,11 @@ final class POSIXFileLock: FileLock, @unchecked Sendable {
 
     func unlock() throws {
         guard released.set() else { return }
-        // Closing the descriptor releases the flock.
+        // Unlock before closing. Closing alone releases the flock only once every copy of the
+        // descriptor is gone, and a process being spawned by another thread holds a copy
+        // until it execs: a store closed at that moment stayed locked, and reopening it
+        // failed with `.locked`.
+        _ = retryingEINTR { flock(descriptor, LOCK_UN) }
         _ = Glibc_close(descriptor)
     }
 }
