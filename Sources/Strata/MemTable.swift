@@ -154,12 +154,8 @@ final class MemTable: @unchecked Sendable {
         case absent
     }
 
-    /// The newest version of `key` with a sequence at most `sequence`.
-    func get(_ key: UnsafeRawBufferPointer, at sequence: UInt64) -> Lookup {
-        get(key, hash: hashKey(key), at: sequence)
-    }
-
-    /// `get` for a key whose `hashKey` the caller computed once for several tables.
+    /// The newest version of `key` with a sequence at most `sequence`. `hash` is the key's
+    /// `hashKey`, computed once by the caller for several tables.
     func get(_ key: UnsafeRawBufferPointer, hash: UInt64, at sequence: UInt64) -> Lookup {
         guard let node = findVisible(key, hash: hash, at: sequence) else { return .absent }
         return node.isTombstone ? .deleted : .value(copyBytes(node.value))

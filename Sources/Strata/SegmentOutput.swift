@@ -20,17 +20,8 @@ struct SegmentOutput {
     var entryCount: UInt64 { builder.entryCount }
     var estimatedSize: Int { builder.estimatedSize }
 
-    /// Adds one entry; entries come in internal-key order.
-    mutating func add(userKey: [UInt8], sequence: UInt64, isTombstone: Bool, value: [UInt8]) throws {
-        try value.withUnsafeBytes { try add(userKey: userKey, sequence: sequence, isTombstone: isTombstone, borrowing: $0) }
-    }
-
-    /// `add` with the value borrowed (compaction passes it straight from the input block).
-    mutating func add(userKey: [UInt8], sequence: UInt64, isTombstone: Bool, borrowing value: UnsafeRawBufferPointer) throws {
-        try userKey.withUnsafeBytes { try add(borrowingKey: $0, sequence: sequence, isTombstone: isTombstone, value: value) }
-    }
-
-    /// `add` with the key borrowed too: a flush passes it straight from the memtable.
+    /// Adds one entry; entries come in internal-key order. Key and value are borrowed: a
+    /// flush passes them straight from the memtable, a compaction from its input block.
     mutating func add(borrowingKey userKey: UnsafeRawBufferPointer, sequence: UInt64, isTombstone: Bool, value: UnsafeRawBufferPointer) throws {
         do {
             try builder.add(borrowingKey: userKey, sequence: sequence, kind: isTombstone ? .tombstone : .value,
@@ -42,9 +33,6 @@ struct SegmentOutput {
         smallestSequence = min(smallestSequence, sequence)
         largestSequence = max(largestSequence, sequence)
     }
-
-    /// The user key of the last entry added.
-    var largestKey: [UInt8] { builder.lastUserKey }
 
     /// Writes the file as `number`, synced (the caller syncs the directory), and returns its
     /// manifest record.

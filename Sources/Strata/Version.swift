@@ -106,10 +106,6 @@ final class Version: Sendable {
     }
 
     /// The file of a sorted, non-overlapping level whose range holds `key`.
-    static func file(in level: [SegmentTable], containing key: [UInt8]) -> SegmentTable? {
-        key.withUnsafeBytes { file(in: level, containing: $0) }
-    }
-
     static func file(in level: [SegmentTable], containing key: UnsafeRawBufferPointer) -> SegmentTable? {
         let i = firstFile(in: level, endingAtOrAfter: key)
         guard i < level.count, level[i].smallestKey.withUnsafeBytes({ compareKeys(key, $0) >= 0 }) else { return nil }

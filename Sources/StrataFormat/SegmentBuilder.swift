@@ -64,17 +64,10 @@ public struct SegmentBuilder: Sendable {
     /// ascending (bytewise), and for one user key, sequence descending. A tombstone's value
     /// must be empty.
     public mutating func add(userKey: [UInt8], sequence: UInt64, kind: SegmentFormat.EntryKind, value: [UInt8] = []) throws(SegmentBuilderError) {
-        let outcome = value.withUnsafeBytes { raw in
-            Result { () throws(SegmentBuilderError) in try add(userKey: userKey, sequence: sequence, kind: kind, borrowing: raw) }
-        }
-        try outcome.get()
-    }
-
-    /// `add` with the value borrowed rather than copied into an array first: compaction
-    /// passes values straight from the input block.
-    public mutating func add(userKey: [UInt8], sequence: UInt64, kind: SegmentFormat.EntryKind, borrowing value: UnsafeRawBufferPointer) throws(SegmentBuilderError) {
-        let outcome = userKey.withUnsafeBytes { raw in
-            Result { () throws(SegmentBuilderError) in try add(borrowingKey: raw, sequence: sequence, kind: kind, value: value) }
+        let outcome = userKey.withUnsafeBytes { key in
+            value.withUnsafeBytes { raw in
+                Result { () throws(SegmentBuilderError) in try add(borrowingKey: key, sequence: sequence, kind: kind, value: raw) }
+            }
         }
         try outcome.get()
     }
