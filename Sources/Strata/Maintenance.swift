@@ -149,7 +149,7 @@ final class Maintenance: @unchecked Sendable {
         stopping.store(true, ordering: .relaxed)
         flushThread.sync {}
         compactionThread.sync {}
-        installLock.withLock { _ in manifest.close() }
+        installLock.withLock { _ in manifest.closeWithMark() }
         progress.signal()
     }
 

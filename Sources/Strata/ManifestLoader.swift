@@ -44,45 +44,27 @@ struct ManifestLoader {
         guard header.fileNumber == number else {
             throw StoreError(.corruption, "the manifest's header says it is number \(header.fileNumber), but its name says \(number)", file: path, offset: 16)
         }
-        var scanner = WALScanner(bytes: bytes, start: ManifestFormat.headerSize)
-        var records = 0
-        while true {
-            let damage: (offset: Int, reason: String)
-            switch scanner.next() {
-            case .record(let payload, let offset, _):
-                let edit: VersionEdit
-                do {
-                    edit = try withBorrowed(payload) { raw throws(FormatError) in try VersionEdit.decode(raw, baseOffset: offset) }
-                } catch {
-                    throw StoreError(error, file: path)
-                }
-                try apply(edit, path: path, offset: offset)
-                records += 1
-                continue
-            case .end(let offset):
-                if scanner.isZero(from: offset) {
-                    guard records > 0 else {
-                        throw StoreError(.corruption, "the manifest holds no record; run strata-fsck, or restore the store from a backup", file: path, offset: Int64(offset))
-                    }
-                    return
-                }
-                damage = (offset, "bytes after the last record are not a record")
-            case .invalid(let offset, let reason):
-                damage = (offset, reason)
+        // The damage rules are ManifestRecordReader's, shared with the verifier.
+        let outcome = try ManifestRecordReader.read(bytes) { payload, offset in
+            let edit: VersionEdit
+            do throws(FormatError) {
+                edit = try withBorrowed(payload) { raw throws(FormatError) in try VersionEdit.decode(raw, baseOffset: offset) }
+            } catch {
+                throw StoreError(error, file: path)
             }
-            // A torn last record is an append that never finished, so nothing acted on it.
-            // A valid record after the damage means the damage is not at the tail.
-            guard records > 0, !Self.holdsRecord(bytes, after: damage.offset) else {
-                throw StoreError(.corruption, "the manifest is damaged (\(damage.reason)); run strata-fsck, or restore the store from a backup", file: path, offset: Int64(damage.offset))
-            }
-            report.discardedManifestTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(damage.offset),
-                                                                        discardedBytes: Int64(bytes.count - damage.offset))
-            return
+            try apply(edit, path: path, offset: offset)
         }
-    }
-
-    private static func holdsRecord(_ bytes: [UInt8], after offset: Int) -> Bool {
-        WALScanner.firstRecord(in: bytes, afterBlockOf: offset) != nil
+        switch outcome.damage {
+        case nil:
+            guard outcome.records > 0 else {
+                throw StoreError(.corruption, "the manifest holds no record; run strata-fsck, or restore the store from a backup", file: path, offset: Int64(ManifestFormat.headerSize))
+            }
+        case .corruption(let offset, let reason, _)?:
+            throw StoreError(.corruption, "the manifest is damaged (\(reason)); run strata-fsck, or restore the store from a backup", file: path, offset: Int64(offset))
+        case .tornTail(let offset, _, let discarded)?:
+            // A torn last record is an append that never finished, so nothing acted on it.
+            report.discardedManifestTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(offset), discardedBytes: Int64(discarded))
+        }
     }
 
     private mutating func apply(_ edit: VersionEdit, path: String, offset: Int) throws {

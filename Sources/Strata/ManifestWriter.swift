@@ -14,6 +14,9 @@ import StrataIO
 ///    manifests are removed only after that.
 /// 3. After a failed append or sync nothing more is appended to that file (its tail may be
 ///    torn); the next edit goes into a new manifest.
+/// 4. When `lastRecordProven`, damage to any record of the file can never be taken for a torn
+///    append: the last record is the snapshot (always corruption when damaged) or a close
+///    mark (an empty edit) written after it (docs/format/manifest.md, "Damage" and "The close mark").
 final class ManifestWriter {
     /// A manifest past this size is replaced by a fresh snapshot at the next edit.
     static let rollBytes = 4 << 20
@@ -24,6 +27,7 @@ final class ManifestWriter {
     private(set) var number: UInt64
     private var offset: Int
     private var broken = false
+    private(set) var lastRecordProven = true
 
     private init(fileSystem: any FileSystem, directory: String, handle: any FileHandle, number: UInt64, offset: Int) {
         self.fileSystem = fileSystem
@@ -85,6 +89,23 @@ final class ManifestWriter {
             throw error
         }
         offset += record.count
+        lastRecordProven = false
+    }
+
+    /// Closes the file, first appending an empty edit (a close mark) when the last record is
+    /// an edit nothing follows, so that bit rot in it is later seen as corruption rather than
+    /// taken for a torn append and dropped (invariant 4). A failed mark changes nothing the
+    /// store relies on: every edit before it was already synced.
+    func closeWithMark() {
+        if handle != nil, !broken, !lastRecordProven {
+            do {
+                try append(VersionEdit())
+                lastRecordProven = true
+            } catch {
+                // The file is abandoned (invariant 3); the next open installs a new one.
+            }
+        }
+        close()
     }
 
     /// Moves to `replacement`, closing this writer's file.

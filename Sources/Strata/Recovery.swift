@@ -90,7 +90,7 @@ enum Recovery {
             do {
                 _ = try StoreIdentityFormat.validate(bytes)
             } catch {
-                throw StoreError(error, file: identityPath)
+                throw StoreError(error, file: identityPath, isIdentityFile: true)
             }
             return
         }
@@ -179,6 +179,7 @@ enum Recovery {
         var olderBytes = 0
         var writerHandle: (any FileHandle)? = nil
         var writerOffset = WALFormat.headerSize
+        var writerProvenThrough = WALFormat.headerSize
         var writerFileSize = 0
 
         for (index, number) in segments.enumerated() {
@@ -196,8 +197,9 @@ enum Recovery {
                 guard header.segmentNumber == number else {
                     throw StoreError(.corruption, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number)", file: segmentPath, offset: 16)
                 }
-                let end = try replaySegment(bytes, path: segmentPath, isLast: isLast, into: &replayed,
-                                            lastSequence: &lastSequence, report: &report)
+                let outcome = try replaySegment(bytes, path: segmentPath, isLast: isLast, into: &replayed,
+                                                lastSequence: &lastSequence, report: &report)
+                let end = outcome.end
                 report.segmentsReplayed += 1
                 if isLast {
                     if let tail = report.truncatedTail {
@@ -210,9 +212,17 @@ enum Recovery {
                     // Whatever a crashed process left in the page cache becomes durable now,
                     // so the writer may treat everything up to `end` as synced.
                     try handle.sync()
-                    writerHandle = handle
-                    writerOffset = end
-                    writerFileSize = Int(try handle.size())
+                    if header.majorVersion < WALFormat.majorVersion {
+                        // Written by an older format, which has no sync marks: appends go to
+                        // a new segment, and this one, synced in full, is no longer the last.
+                        olderBytes += end
+                        try handle.close()
+                    } else {
+                        writerHandle = handle
+                        writerOffset = end
+                        writerProvenThrough = outcome.provenThrough
+                        writerFileSize = Int(try handle.size())
+                    }
                 } else {
                     olderBytes += end
                     try handle.close()
@@ -236,11 +246,17 @@ enum Recovery {
             number = max((segments.last ?? 0) + 1, loaded.state.logNumber)
             handle = try WALWriter.createSegment(fileSystem: fs, directory: path, number: number)
             writerOffset = WALFormat.headerSize
+            writerProvenThrough = writerOffset
             writerFileSize = WALWriter.preallocationTarget(for: writerOffset)
         }
         let wal = WALWriter(fileSystem: fs, directory: path, segmentBytes: options.walSegmentBytes, handle: handle,
-                            segmentNumber: number, offset: writerOffset, fileSize: writerFileSize, olderSegmentsBytes: olderBytes,
-                            segmentCount: max(segments.count, 1))
+                            segmentNumber: number, offset: writerOffset, provenThrough: writerProvenThrough,
+                            fileSize: writerFileSize, olderSegmentsBytes: olderBytes,
+                            segmentCount: segments.count + (writerHandle == nil ? 1 : 0))
+        // The replayed records are synced now; a crash left no mark saying so, so write one
+        // before anything else: from here on, damage to any of them is never taken for a
+        // torn write (docs/format/wal.md, "Sync marks").
+        try wal.writeSyncMarkIfNeeded(sequence: lastSequence)
         report.lastSequence = lastSequence
 
         // A fresh manifest every open: it holds no torn tail, and a manifest an earlier
@@ -252,46 +268,47 @@ enum Recovery {
                            manifest: manifest, persisted: loaded.state, levels: levels, cache: cache)
     }
 
-    /// Replays one segment's records into `memtable` and returns the end of its valid data.
-    /// Damage in a segment that is not the last is corruption. In the last segment, damage
-    /// is a torn tail unless a later record proves the damaged bytes had been synced.
+    /// Replays one segment's records into `replayed` and returns where its valid data ends
+    /// and how far the segment proves itself synced. The rules for damage are
+    /// `WALSegmentReader`'s, shared with the verifier: damage in a segment that is not the
+    /// last is corruption; in the last, it is a torn tail unless a later record proves the
+    /// damaged bytes had been synced.
     private static func replaySegment(_ bytes: [UInt8], path: String, isLast: Bool, into replayed: inout ReplayBuffer,
-                                      lastSequence: inout UInt64, report: inout RecoveryReport) throws -> Int {
-        var scanner = WALScanner(bytes: bytes)
-        while true {
-            let damage: (offset: Int, reason: String)
-            switch scanner.next() {
-            case .record(let payload, let offset, _):
-                try applyBatch(payload, path: path, offset: offset, into: &replayed, lastSequence: &lastSequence)
+                                      lastSequence: inout UInt64, report: inout RecoveryReport) throws -> WALSegmentReader.Outcome {
+        let outcome = try WALSegmentReader.read(bytes, isLast: isLast, sequenceFloor: lastSequence) { payload, offset in
+            if try applyBatch(payload, path: path, offset: offset, into: &replayed, lastSequence: &lastSequence) {
                 report.transactionsReplayed += 1
-                continue
-            case .end(let offset):
-                if scanner.isZero(from: offset) { return offset }
-                damage = (offset, "non-zero bytes follow the end of the log")
-            case .invalid(let offset, let reason):
-                damage = (offset, reason)
             }
-            guard isLast else {
-                throw StoreError(.corruption, "WAL segment is damaged (\(damage.reason)) in a part that was synced before the next segment began; run strata-fsck, or restore from a backup", file: path, offset: Int64(damage.offset))
-            }
-            if let proof = WALTail.laterRecordClaimingSynced(bytes, beyond: damage.offset) {
-                throw StoreError(.corruption, "WAL is damaged (\(damage.reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck, or restore from a backup", file: path, offset: Int64(damage.offset))
-            }
-            let lastNonZero = lastNonZeroIndex(bytes) ?? damage.offset
-            report.truncatedTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(damage.offset),
-                                                                discardedBytes: Int64(max(0, lastNonZero + 1 - damage.offset)))
-            return damage.offset
         }
+        switch outcome.damage {
+        case nil:
+            break
+        case .corruption(let offset, let reason, .laterRecord(let proof))?:
+            throw StoreError(.corruption, "WAL is damaged (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck, or restore from a backup", file: path, offset: Int64(offset))
+        case .corruption(let offset, let reason, _)?:
+            throw StoreError(.corruption, "WAL segment is damaged (\(reason)) in a part that was synced before the next segment began; run strata-fsck, or restore from a backup", file: path, offset: Int64(offset))
+        case .tornTail(let offset, _, let discarded)?:
+            report.truncatedTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(offset), discardedBytes: Int64(discarded))
+        }
+        return outcome
     }
 
+    /// Applies one record: a batch (returns true), or a sync mark, which changes nothing
+    /// (returns false). Both must continue the sequence (docs/format/wal.md, rule 5).
     private static func applyBatch(_ payload: [UInt8], path: String, offset: Int, into replayed: inout ReplayBuffer,
-                                   lastSequence: inout UInt64) throws {
+                                   lastSequence: inout UInt64) throws -> Bool {
         try payload.withUnsafeBytes { raw in
             let header: BatchFormat.Header
             do {
                 header = try BatchFormat.decodeHeader(raw)
             } catch let error as FormatError {
                 throw StoreError(error, file: path, baseOffset: Int64(offset))
+            }
+            if header.kind == .syncMark {
+                guard header.sequence == lastSequence else {
+                    throw StoreError(.corruption, "a WAL sync mark carries sequence \(header.sequence), but the record before it has \(lastSequence)", file: path, offset: Int64(offset))
+                }
+                return false
             }
             guard header.sequence == lastSequence + 1 else {
                 throw StoreError(.corruption, "WAL sequence jumps from \(lastSequence) to \(header.sequence); a record is missing", file: path, offset: Int64(offset))
@@ -304,6 +321,7 @@ enum Recovery {
                 throw StoreError(error, file: path, baseOffset: Int64(offset))
             }
             lastSequence = header.sequence
+            return true
         }
     }
 }

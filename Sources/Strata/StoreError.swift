@@ -88,12 +88,18 @@ extension StoreError {
     }
 
     /// Wraps a decode failure in a named file.
-    init(_ error: FormatError, file: String, baseOffset: Int64 = 0) {
+    /// A format error in a file of the store. A wrong magic number means `.notAStore` for the
+    /// identity file (the directory holds something else), but `.corruption` for the files
+    /// the store wrote itself (a WAL segment, manifest or segment file whose first bytes
+    /// decayed), so that damage anywhere reads as damage.
+    init(_ error: FormatError, file: String, baseOffset: Int64 = 0, isIdentityFile: Bool = false) {
         switch error.kind {
         case .unsupportedVersion:
             self.init(.formatVersion, "\(error.message); open it with a newer version of Strata", file: file, offset: baseOffset + Int64(error.offset))
-        case .badMagic:
+        case .badMagic where isIdentityFile:
             self.init(.notAStore, "\(file) is not a Strata file: \(error.message)", file: file, offset: baseOffset + Int64(error.offset))
+        case .badMagic:
+            self.init(.corruption, "\(error.message): the store's own file is damaged (or was replaced by another file); run strata-fsck on the store, or restore it from a backup", file: file, offset: baseOffset + Int64(error.offset))
         default:
             self.init(.corruption, "\(error.message). The file is damaged; run strata-fsck on the store, or restore it from a backup", file: file, offset: baseOffset + Int64(error.offset))
         }

@@ -14,6 +14,10 @@ import StrataIO
 ///    record is written to it.
 /// 4. Every byte of the file past `offset` is zero (preallocated space), so an old record can
 ///    never follow a new one. Recovery restores this by cutting off a torn tail.
+/// 5. `provenThrough <= syncedOffset`: the segment itself proves its bytes below
+///    `provenThrough` synced (some record's `syncedThrough` says so), so recovery never takes
+///    damage there for a torn write. A sync mark raises it to `offset` at close, before a
+///    roll, and after recovery (docs/format/wal.md, "Sync marks").
 final class WALWriter {
     /// The log file grows in steps of this size, zero-filled ahead of the data: an fdatasync
     /// then needs no metadata update except after the one write per step that extends the
@@ -29,6 +33,8 @@ final class WALWriter {
     /// Where the next record goes: the end of valid data in the current segment.
     private(set) var offset: Int
     private(set) var syncedOffset: Int
+    /// How far the records written so far prove the segment synced (invariant 5).
+    private(set) var provenThrough: Int
     /// Bytes of valid data in the older segments still on disk (for stats).
     private(set) var olderSegmentsBytes: Int
     private(set) var segmentCount: Int
@@ -36,7 +42,7 @@ final class WALWriter {
     private var preallocatedEnd: Int
 
     init(fileSystem: any FileSystem, directory: String, segmentBytes: Int, handle: any FileHandle,
-         segmentNumber: UInt64, offset: Int, fileSize: Int, olderSegmentsBytes: Int, segmentCount: Int) {
+         segmentNumber: UInt64, offset: Int, provenThrough: Int, fileSize: Int, olderSegmentsBytes: Int, segmentCount: Int) {
         self.fileSystem = fileSystem
         self.directory = directory
         self.segmentBytes = segmentBytes
@@ -44,6 +50,7 @@ final class WALWriter {
         self.segmentNumber = segmentNumber
         self.offset = offset
         self.syncedOffset = offset
+        self.provenThrough = min(provenThrough, offset)
         self.olderSegmentsBytes = olderSegmentsBytes
         self.segmentCount = segmentCount
         self.preallocatedEnd = fileSize
@@ -81,7 +88,8 @@ final class WALWriter {
         return handle
     }
 
-    /// Writes already-framed record bytes at the end of the segment.
+    /// Writes already-framed record bytes at the end of the segment. Every record in them
+    /// carries `syncedOffset` as its `syncedThrough`.
     func append(_ bytes: [UInt8]) throws {
         let end = offset + bytes.count
         if end > preallocatedEnd {
@@ -91,6 +99,8 @@ final class WALWriter {
         }
         try handle.write(bytes, at: Int64(offset))
         offset += bytes.count
+        provenThrough = syncedOffset
+        checkInvariants()
     }
 
     /// fdatasync, when anything is unsynced.
@@ -98,11 +108,40 @@ final class WALWriter {
         guard hasUnsyncedBytes else { return }
         try handle.sync()
         syncedOffset = offset
+        checkInvariants()
     }
 
-    /// Finishes the current segment (synced to its end, invariant 2) and starts the next.
-    func roll() throws {
+    /// True when some written bytes are not yet proven synced by a record of the segment.
+    var needsSyncMark: Bool { provenThrough < offset }
+
+    /// Syncs, then, when some bytes are not yet proven synced, appends a sync mark carrying
+    /// `sequence` (the last record's) and syncs it too. Afterwards damage to any record of
+    /// the segment is corruption, never a torn write (invariant 5).
+    func writeSyncMarkIfNeeded(sequence: UInt64) throws {
         try sync()
+        guard needsSyncMark else { return }
+        let mark = BatchFormat.syncMark(sequence: sequence, syncedThrough: UInt64(syncedOffset))
+        var framed: [UInt8] = []
+        mark.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &framed, fileOffset: offset) }
+        try append(framed)
+        try sync()
+        provenThrough = offset
+        checkInvariants()
+    }
+
+    /// Invariants 1 and 5; compiled into debug builds only.
+    func checkInvariants() {
+        #if STRATA_INTERNAL_CHECKS
+        precondition(provenThrough <= syncedOffset && syncedOffset <= offset,
+                     "WAL writer offsets out of order: proven \(provenThrough), synced \(syncedOffset), written \(offset)")
+        #endif
+    }
+
+    /// Finishes the current segment (synced to its end, invariant 2, with a sync mark so it
+    /// proves that itself even if the next segment's creation is cut short by a crash) and
+    /// starts the next.
+    func roll(lastSequence: UInt64) throws {
+        try writeSyncMarkIfNeeded(sequence: lastSequence)
         let next = segmentNumber + 1
         let newHandle = try WALWriter.createSegment(fileSystem: fileSystem, directory: directory, number: next)
         try? handle.close()
@@ -112,6 +151,7 @@ final class WALWriter {
         segmentCount += 1
         offset = WALFormat.headerSize
         syncedOffset = offset
+        provenThrough = offset
         preallocatedEnd = WALWriter.preallocationTarget(for: offset)
     }
 

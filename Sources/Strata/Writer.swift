@@ -254,7 +254,7 @@ final class Writer: @unchecked Sendable {
         if walBuffer.isEmpty && wal.needsRoll {
             do {
                 try failpoints?.handler(.beforeSegmentRoll)
-                try wal.roll()
+                try wal.roll(lastSequence: lastAssigned)
             } catch {
                 enterFailure(error, while: "starting a new WAL segment")
                 round.append((.transaction(request), failure))
@@ -297,7 +297,7 @@ final class Writer: @unchecked Sendable {
         try waitForRoom()
         do {
             try failpoints?.handler(.beforeSegmentRoll)
-            try wal.roll()
+            try wal.roll(lastSequence: lastAssigned)
         } catch {
             enterFailure(error, while: "starting a new WAL segment for a new memtable")
             throw failure!
@@ -359,11 +359,12 @@ final class Writer: @unchecked Sendable {
                    file: cause.file, underlying: cause.underlying)
     }
 
-    /// Makes buffered commits durable and closes the log. Returns the first error.
+    /// Makes buffered commits durable, marks the log synced (so damage to its last records is
+    /// never taken for a torn write), and closes it. Returns the first error.
     private func finishClosing() -> (any Error)? {
         var result: (any Error)? = nil
         if failure == nil {
-            do { try wal.sync() } catch {
+            do { try wal.writeSyncMarkIfNeeded(sequence: lastAssigned) } catch {
                 enterFailure(error, while: "syncing the WAL at close")
                 result = failure
             }

@@ -2,12 +2,34 @@
 // "Batch payload").
 //
 //   batch := kind u8 (1) | sequence u64 | syncedThrough u64 | count u32 | op{count}
+//   mark  := kind u8 (2) | sequence u64 | syncedThrough u64 | count u32 (0)   (a sync mark)
 //   op    := 1 (put) | keyLength varint | key | valueLength varint | value
 //          | 2 (delete) | keyLength varint | key
 
 public enum BatchFormat {
     public static let recordKindBatch: UInt8 = 1
+    /// A sync mark (WAL format 2.0): no operations; it says that every byte of the segment
+    /// before it had been synced when it was written, so damage there is never taken for a
+    /// torn write. It repeats the sequence of the record before it.
+    public static let recordKindSyncMark: UInt8 = 2
     public static let headerSize = 1 + 8 + 8 + 4
+
+    public enum RecordKind: UInt8, Sendable {
+        case batch = 1
+        case syncMark = 2
+    }
+
+    /// The payload of a sync mark written at `offset` of a segment synced through `offset`,
+    /// after the record with `sequence` (docs/format/wal.md, "Sync marks").
+    public static func syncMark(sequence: UInt64, syncedThrough: UInt64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(headerSize)
+        bytes.append(recordKindSyncMark)
+        bytes.appendLittleEndian(sequence)
+        bytes.appendLittleEndian(syncedThrough)
+        bytes.appendLittleEndian(UInt32(0))
+        return bytes
+    }
 
     public enum OpKind: UInt8, Sendable {
         case put = 1
@@ -51,6 +73,7 @@ public enum BatchFormat {
     }
 
     public struct Header: Sendable, Equatable {
+        public var kind: RecordKind = .batch
         public var sequence: UInt64
         public var syncedThrough: UInt64
         public var count: UInt32
@@ -58,13 +81,17 @@ public enum BatchFormat {
 
     public static func decodeHeader(_ payload: UnsafeRawBufferPointer, baseOffset: Int = 0) throws(FormatError) -> Header {
         var reader = ByteReader(payload, baseOffset: baseOffset)
-        let kind = try reader.readUInt8("record kind")
-        guard kind == recordKindBatch else {
-            throw FormatError(.malformed, "record kind \(kind) is not a batch", offset: baseOffset)
+        let kindByte = try reader.readUInt8("record kind")
+        guard let kind = RecordKind(rawValue: kindByte) else {
+            throw FormatError(.malformed, "record kind \(kindByte) is neither a batch nor a sync mark", offset: baseOffset)
         }
-        return Header(sequence: try reader.readUInt64("sequence"),
-                      syncedThrough: try reader.readUInt64("synced-through offset"),
-                      count: try reader.readUInt32("operation count"))
+        let header = Header(kind: kind, sequence: try reader.readUInt64("sequence"),
+                            syncedThrough: try reader.readUInt64("synced-through offset"),
+                            count: try reader.readUInt32("operation count"))
+        if kind == .syncMark && header.count != 0 {
+            throw FormatError(.malformed, "a sync mark holds \(header.count) operations; it must hold none", offset: baseOffset + 17)
+        }
+        return header
     }
 
     /// Decodes a whole batch, handing each operation to `visit` with borrowed key and value

@@ -13,7 +13,9 @@
 
 public enum WALFormat {
     public static let magic: [UInt8] = Array("STRATAWL".utf8)
-    public static let majorVersion: UInt16 = 1
+    /// 2.0 added sync marks (a record kind 1.0 readers would refuse as corruption). This
+    /// build reads 1.0 segments too, and never appends to one.
+    public static let majorVersion: UInt16 = 2
     public static let minorVersion: UInt16 = 0
     public static let headerSize = 32
     public static let blockSize = 32 * 1024

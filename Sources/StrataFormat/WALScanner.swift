@@ -1,6 +1,6 @@
 // Reads logical records back out of a WAL segment's bytes (format: docs/format/wal.md).
 // The scanner only reports what it finds; deciding whether a bad spot is a torn tail or
-// corruption is recovery's job, because it needs to know which segment is the last.
+// corruption is the readers' job (LogReaders.swift), by the rules in WALTail.swift.
 
 public struct WALScanner {
     public enum Step: Equatable {
@@ -16,40 +16,9 @@ public struct WALScanner {
 
     private let bytes: [UInt8]
     public private(set) var position: Int
-    /// Set by `skipToNextBlock`: the scan may have landed inside a record, so continuation
-    /// fragments are skipped until a FULL or FIRST fragment starts a new record.
-    private var resyncing = false
-
     public init(bytes: [UInt8], start: Int = WALFormat.headerSize) {
         self.bytes = bytes
         self.position = start
-    }
-
-    /// Moves to the start of the next block after `offset`, so scanning can look past a bad
-    /// spot for later records.
-    public mutating func skipToNextBlock(after offset: Int) {
-        position = (offset / WALFormat.blockSize + 1) * WALFormat.blockSize
-        resyncing = true
-    }
-
-    /// Looks past damage at `offset` for valid records, resyncing at each later block start,
-    /// and returns the first one `accept` takes (payload and offset), or nil when none does.
-    /// Recovery and the verifier use it to tell a torn tail from damage in the middle.
-    public static func firstRecord(in bytes: [UInt8], afterBlockOf offset: Int,
-                                   where accept: ([UInt8], Int) -> Bool = { _, _ in true }) -> Int? {
-        var probe = WALScanner(bytes: bytes, start: min(offset, bytes.count))
-        probe.skipToNextBlock(after: offset)
-        while true {
-            switch probe.next() {
-            case .record(let payload, let recordOffset, _):
-                if accept(payload, recordOffset) { return recordOffset }
-            case .invalid(let bad, _):
-                probe.skipToNextBlock(after: max(bad, probe.position - 1))
-            case .end(let end):
-                if end >= bytes.count || probe.isZero(from: end) { return nil }
-                probe.skipToNextBlock(after: end)
-            }
-        }
     }
 
     /// True when every byte from `offset` to the end is zero.
@@ -57,8 +26,8 @@ public struct WALScanner {
         isAllZero(bytes, from: offset)
     }
 
-    /// The next logical record. After `.invalid`, call `skipToNextBlock(after:)` to resume;
-    /// fragments that continue a record begun before the bad spot are skipped.
+    /// The next logical record. After `.invalid` the scan does not resume: what damage
+    /// means is for `WALSegmentReader` and `ManifestRecordReader` to judge (WALTail.swift).
     public mutating func next() -> Step {
         var payload = [UInt8]()
         var recordStart: Int? = nil
@@ -107,7 +76,6 @@ public struct WALScanner {
                 if recordStart != nil {
                     return .invalid(offset: recordStart!, reason: "record starting here has no LAST fragment")
                 }
-                resyncing = false
                 recordStart = fragmentStart
                 payload.append(contentsOf: bytes[payloadStart..<position])
                 if type == .full {
@@ -115,9 +83,6 @@ public struct WALScanner {
                 }
             case .middle, .last:
                 guard let start = recordStart else {
-                    // A continuation with no FIRST is only legitimate right after a resync,
-                    // which may land in the middle of a record: skip it.
-                    if resyncing { continue }
                     return .invalid(offset: fragmentStart, reason: "\(type) fragment without a FIRST fragment")
                 }
                 payload.append(contentsOf: bytes[payloadStart..<position])

@@ -1,6 +1,41 @@
-// Rules for telling a torn write at the end of the WAL from damage to bytes that had been
-// synced (docs/format/wal.md, "Recovery"). Recovery and the verifier both apply them, so they
-// live here, beside the format they read.
+// Rules for telling a torn write at the end of a log (a WAL segment or a manifest) from
+// damage to bytes that had been synced (docs/format/wal.md, "Recovery", and
+// docs/format/manifest.md, "Damage" and "The close mark"). Recovery and the verifier both read logs through
+// `WALSegmentReader` and `ManifestRecordReader`, which apply these rules, so the two can
+// never disagree about what a damaged log means.
+
+/// What damage in a log means.
+public enum LogDamage: Equatable, Sendable {
+    /// Bytes from `offset` on were never synced: a write that a crash interrupted. No
+    /// acknowledged record lies at or after `offset`; cutting the log there loses nothing.
+    /// `discardedBytes` counts from `offset` to the last non-zero byte.
+    case tornTail(offset: Int, reason: String, discardedBytes: Int)
+    /// The damaged bytes had been synced, as `evidence` shows: corruption, never cut off.
+    case corruption(offset: Int, reason: String, evidence: SyncEvidence)
+
+    public var offset: Int {
+        switch self {
+        case .tornTail(let offset, _, _), .corruption(let offset, _, _): offset
+        }
+    }
+
+    public var reason: String {
+        switch self {
+        case .tornTail(_, let reason, _), .corruption(_, let reason, _): reason
+        }
+    }
+}
+
+/// Why damaged bytes are known to have been synced.
+public enum SyncEvidence: Equatable, Sendable {
+    /// The WAL segment is not the last: each is synced to its end before the next begins.
+    case notLastSegment
+    /// The manifest's first record, its snapshot, is synced before the manifest is installed.
+    case firstRecord
+    /// An intact record starting at `offset`, after the damage, proves it (for the WAL: its
+    /// `syncedThrough` passes the damage; for a manifest: it exists at all).
+    case laterRecord(offset: Int)
+}
 
 public enum WALTail {
     /// True for a segment whose header is not valid (and not merely from a newer version)
@@ -16,13 +51,63 @@ public enum WALTail {
         }
     }
 
-    /// Looks past damage at `offset` for a valid record whose synced-through field exceeds
-    /// `offset`; such a record proves the damaged bytes were durable before it was written,
-    /// so the damage is corruption, not a torn write. Returns that record's offset.
-    public static func laterRecordClaimingSynced(_ bytes: [UInt8], beyond offset: Int) -> Int? {
-        WALScanner.firstRecord(in: bytes, afterBlockOf: offset) { payload, _ in
-            let header = try? payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) }
-            return header.map { $0.syncedThrough > UInt64(offset) } ?? false
+    /// The offset of the first intact record that starts after `offset` and that `accept`
+    /// takes, or nil. Every byte offset where a fragment header fits is tried, not only block
+    /// starts: a damaged length field hides where the next record begins, and the evidence
+    /// that matters most (the records of the same group commit, or a sync mark) usually sits
+    /// in the same block as the damage.
+    public static func firstIntactRecord(in bytes: [UInt8], after offset: Int,
+                                         where accept: ([UInt8], Int) -> Bool) -> Int? {
+        // No record can start past the last non-zero byte: its header holds a non-zero type.
+        guard let lastNonZero = lastNonZeroIndex(bytes) else { return nil }
+        let blockSize = WALFormat.blockSize
+        let headerSize = WALFormat.fragmentHeaderSize
+        var position = max(offset + 1, 0)
+        while position <= lastNonZero {
+            let room = blockSize - position % blockSize
+            if room < headerSize {
+                position += room
+                continue
+            }
+            guard position + headerSize <= bytes.count else { return nil }
+            // Cheap filters before the checksum: a record starts with a FULL or FIRST
+            // fragment whose payload fits in its block and in the file.
+            let type = bytes[position + 6]
+            let length = Int(bytes[position + 4]) | Int(bytes[position + 5]) << 8
+            if type == WALFormat.FragmentType.full.rawValue || type == WALFormat.FragmentType.first.rawValue,
+               length <= room - headerSize, position + headerSize + length <= bytes.count {
+                var probe = WALScanner(bytes: bytes, start: position)
+                if case .record(let payload, let start, _) = probe.next(), accept(payload, start) {
+                    return start
+                }
+            }
+            position += 1
+        }
+        return nil
+    }
+
+    /// The offset of an intact WAL record after damage at `offset` that proves the damaged
+    /// bytes had been synced, or nil. A record proves it when its `syncedThrough` is past
+    /// `offset`; to be taken as evidence it must also be one the writer could have written
+    /// there: `syncedThrough` no further than its own start (the writer never claims bytes it
+    /// has not written and synced), and a sequence no lower than `sequenceFloor`, the last
+    /// one read before the damage (sequences only grow along a log).
+    public static func recordProvingSynced(_ bytes: [UInt8], damageAt offset: Int, sequenceFloor: UInt64?) -> Int? {
+        firstIntactRecord(in: bytes, after: offset) { payload, start in
+            guard let header = try? withBorrowedBytes(payload, { raw throws(FormatError) in try BatchFormat.decodeHeader(raw) }) else {
+                return false
+            }
+            return header.syncedThrough > UInt64(offset) && header.syncedThrough <= UInt64(start)
+                && header.sequence >= (sequenceFloor ?? 0)
+        }
+    }
+
+    /// The offset of an intact manifest record after damage at `offset`, or nil. Manifest
+    /// appends are synced one at a time, and a failed one is never followed by another in
+    /// the same file, so any later record proves the damaged bytes had been synced.
+    public static func manifestRecord(_ bytes: [UInt8], after offset: Int) -> Int? {
+        firstIntactRecord(in: bytes, after: offset) { payload, start in
+            (try? withBorrowedBytes(payload, { raw throws(FormatError) in try VersionEdit.decode(raw, baseOffset: start) })) != nil
         }
     }
 }

@@ -32,42 +32,40 @@ enum ManifestCheck {
         }
 
         var replay = ManifestReplay(file: name)
-        var scanner = WALScanner(bytes: bytes, start: ManifestFormat.headerSize)
         var records = 0
-        scan: while true {
-            let damage: (offset: Int, reason: String)
-            switch scanner.next() {
-            case .record(let payload, let offset, _):
+        // The damage rules are ManifestRecordReader's, the same code the store runs.
+        struct Stop: Error {}
+        let outcome: ManifestRecordReader.Outcome
+        do {
+            outcome = try ManifestRecordReader.read(bytes) { payload, offset in
                 let edit: VersionEdit
-                do {
+                do throws(FormatError) {
                     edit = try withBorrowedBytes(payload) { raw throws(FormatError) in try VersionEdit.decode(raw, baseOffset: offset) }
                 } catch {
                     // The record passed its checksum, so it was written whole: a torn append
                     // cannot produce it, whatever its position.
                     report(FindingCode.manifestBadEdit, offset, "the manifest record at byte \(offset) is intact but does not decode (\(error.message)); it was written by a newer or faulty Strata: restore the store from a backup")
-                    return Outcome(state: nil, findings: findings + replay.findings)
+                    throw Stop()
                 }
                 replay.apply(edit, isFirst: records == 0, offset: offset)
                 records += 1
-                continue scan
-            case .end(let offset):
-                if scanner.isZero(from: offset) { break scan }
-                damage = (offset, "non-zero bytes follow the last record")
-            case .invalid(let offset, let reason):
-                damage = (offset, reason)
             }
-            if records == 0 {
-                report(FindingCode.manifestCorruptRecord, damage.offset, "the manifest's first record, its snapshot, is damaged (\(damage.reason)); it was synced before the manifest was installed, so this is corruption: restore the store from a backup")
-                return Outcome(state: nil, findings: findings + replay.findings)
-            }
-            if let later = laterRecord(in: bytes, after: damage.offset) {
-                report(FindingCode.manifestCorruptRecord, damage.offset, "the manifest is damaged at byte \(damage.offset) (\(damage.reason)), and a record at byte \(later) follows, so these bytes had been synced: this is corruption, restore the store from a backup")
-                return Outcome(state: nil, findings: findings + replay.findings)
-            }
+        } catch {
+            return Outcome(state: nil, findings: findings + replay.findings)
+        }
+        switch outcome.damage {
+        case nil:
+            break
+        case .corruption(let offset, let reason, .laterRecord(let later))?:
+            report(FindingCode.manifestCorruptRecord, offset, "the manifest is damaged at byte \(offset) (\(reason)), and a record at byte \(later) follows, so these bytes had been synced: this is corruption, restore the store from a backup")
+            return Outcome(state: nil, findings: findings + replay.findings)
+        case .corruption(let offset, let reason, _)?:
+            report(FindingCode.manifestCorruptRecord, offset, "the manifest's first record, its snapshot, is damaged (\(reason)); it was synced before the manifest was installed, so this is corruption: restore the store from a backup")
+            return Outcome(state: nil, findings: findings + replay.findings)
+        case .tornTail(let offset, let reason, _)?:
             findings.append(VerifierFinding(
-                severity: .info, file: name, offset: Int64(damage.offset), code: FindingCode.manifestTornRecord,
-                message: "the manifest's last record, at byte \(damage.offset), is incomplete (\(damage.reason)): an append that a crash interrupted before it was acknowledged; the store ignores it when it opens"))
-            break scan
+                severity: .info, file: name, offset: Int64(offset), code: FindingCode.manifestTornRecord,
+                message: "the manifest's last record, at byte \(offset), is incomplete (\(reason)): an append that a crash interrupted before it was acknowledged; the store ignores it when it opens"))
         }
         if records == 0 {
             report(FindingCode.manifestEmpty, ManifestFormat.headerSize, "the manifest has no records, not even its snapshot, so the store cannot tell which segment files it holds; restore the store from a backup")
@@ -75,20 +73,5 @@ enum ManifestCheck {
         }
         replay.finish(manifestNumber: number)
         return Outcome(state: replay.state, findings: findings + replay.findings)
-    }
-
-    /// The offset of a valid record after damage at `offset`, or nil. Such a record means the
-    /// damage is not in the last record. Records are only ever appended, so the rest of the
-    /// damaged block is probed at every byte (a damaged length field hides where the next
-    /// record starts), then later blocks from their starts, as WAL recovery resyncs.
-    static func laterRecord(in bytes: [UInt8], after offset: Int) -> Int? {
-        let blockEnd = min(bytes.count, (offset / WALFormat.blockSize + 1) * WALFormat.blockSize)
-        var position = offset + WALFormat.fragmentHeaderSize
-        while position + WALFormat.fragmentHeaderSize <= blockEnd {
-            var probe = WALScanner(bytes: bytes, start: position)
-            if case .record(_, let found, _) = probe.next() { return found }
-            position += 1
-        }
-        return WALScanner.firstRecord(in: bytes, afterBlockOf: offset)
     }
 }

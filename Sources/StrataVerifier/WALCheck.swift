@@ -53,39 +53,32 @@ struct WALCheck {
             report(FindingCode.walNumberMismatch, name, 16, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number); the file was renamed or copied over, and the store will refuse to open: restore the store from a backup")
         }
 
-        var scanner = WALScanner(bytes: bytes)
-        while true {
-            let damage: (offset: Int, reason: String)
-            switch scanner.next() {
-            case .record(let payload, let offset, _):
-                guard checkBatch(payload, name: name, offset: offset) else {
-                    expected = nil
-                    return
-                }
-                continue
-            case .end(let offset):
-                if scanner.isZero(from: offset) { return }
-                damage = (offset, "non-zero bytes follow the end of the log")
-            case .invalid(let offset, let reason):
-                damage = (offset, reason)
+        // The damage rules are WALSegmentReader's, the same code recovery runs.
+        struct Stop: Error {}
+        let outcome: WALSegmentReader.Outcome
+        do {
+            outcome = try WALSegmentReader.read(bytes, isLast: isLast, sequenceFloor: expected.map { $0 - 1 }) { payload, offset in
+                guard checkBatch(payload, name: name, offset: offset) else { throw Stop() }
             }
+        } catch {
             expected = nil
-            guard isLast else {
-                report(FindingCode.walCorruption, name, damage.offset, "the WAL segment is damaged at byte \(damage.offset) (\(damage.reason)); it is not the last segment, so these bytes had been synced: the store will refuse to open, restore it from a backup")
-                return
-            }
-            if let proof = WALTail.laterRecordClaimingSynced(bytes, beyond: damage.offset) {
-                report(FindingCode.walCorruption, name, damage.offset, "the WAL is damaged at byte \(damage.offset) (\(damage.reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write: the store will refuse to open, restore it from a backup")
-                return
-            }
-            let discarded = max(0, (lastNonZeroIndex(bytes) ?? damage.offset) + 1 - damage.offset)
-            tornTail = TornTail(file: name, offset: damage.offset)
-            findings.append(VerifierFinding(
-                severity: .warning, file: name, offset: Int64(damage.offset), code: FindingCode.walTornTail,
-                message: "the WAL ends in a torn write at byte \(damage.offset) (\(damage.reason)); the \(discarded) bytes of data from there on were never synced, so no transaction in them was acknowledged as durable; repair cuts them off, as the store does when it opens",
-                repairable: true))
             return
         }
+        switch outcome.damage {
+        case nil:
+            return
+        case .corruption(let offset, let reason, .laterRecord(let proof))?:
+            report(FindingCode.walCorruption, name, offset, "the WAL is damaged at byte \(offset) (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write: the store will refuse to open, restore it from a backup")
+        case .corruption(let offset, let reason, _)?:
+            report(FindingCode.walCorruption, name, offset, "the WAL segment is damaged at byte \(offset) (\(reason)); it is not the last segment, so these bytes had been synced: the store will refuse to open, restore it from a backup")
+        case .tornTail(let offset, let reason, let discarded)?:
+            tornTail = TornTail(file: name, offset: offset)
+            findings.append(VerifierFinding(
+                severity: .warning, file: name, offset: Int64(offset), code: FindingCode.walTornTail,
+                message: "the WAL ends in a torn write at byte \(offset) (\(reason)); the \(discarded) bytes of data from there on were never synced, so no transaction in them was acknowledged as durable; repair cuts them off, as the store does when it opens",
+                repairable: true))
+        }
+        expected = nil
     }
 
     /// Decodes one record's batch and checks its sequence follows the previous one. Returns
@@ -102,6 +95,13 @@ struct WALCheck {
             let detail = (error as? FormatError)?.message ?? "\(error)"
             self.report(FindingCode.walBadBatch, name, offset, "the WAL record at byte \(offset) is intact but its transaction does not decode (\(detail)); it was written by a newer or faulty Strata, and the store will refuse to open: restore the store from a backup")
             return false
+        }
+        if header.kind == .syncMark {
+            // A sync mark repeats the sequence of the record before it and changes nothing.
+            if let expected, header.sequence != expected - 1 {
+                report(FindingCode.walSequenceGap, name, offset, "the WAL sync mark at byte \(offset) has sequence \(header.sequence), but the record before it has sequence \(expected - 1): transactions are missing or repeated, and the store will refuse to open; restore the store from a backup")
+            }
+            return true
         }
         let isFirst = firstSequence == nil
         if isFirst { firstSequence = header.sequence }

@@ -82,9 +82,26 @@ private func withCount(_ payload: [UInt8], _ count: UInt32) -> [UInt8] {
         #expect(ops.isEmpty)
     }
 
+    @Test func syncMarkDecodesWithNoOperations() throws {
+        let payload = BatchFormat.syncMark(sequence: 41, syncedThrough: 4096)
+        #expect(payload.count == BatchFormat.headerSize)
+        #expect(payload[0] == BatchFormat.recordKindSyncMark)
+        let (header, ops) = try decodeAll(payload)
+        #expect(header.kind == .syncMark)
+        #expect(header.sequence == 41 && header.syncedThrough == 4096 && header.count == 0)
+        #expect(ops.isEmpty)
+    }
+
+    @Test func syncMarkWithOperationsIsMalformed() {
+        var payload = encode([.put([1], [1])])
+        payload[0] = BatchFormat.recordKindSyncMark
+        let error = #expect(throws: FormatError.self) { try payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) } }
+        #expect(error?.kind == .malformed)
+    }
+
     @Test func wrongRecordKind() {
         var payload = encode([.put([1], [1])])
-        payload[0] = 2
+        payload[0] = 3
         let error = #expect(throws: FormatError.self) { try payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) } }
         #expect(error?.kind == .malformed)
         #expect(throws: FormatError.self) { try decodeAll(payload) }

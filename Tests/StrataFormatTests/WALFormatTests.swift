@@ -118,10 +118,10 @@ private func fragmentLength(_ bytes: [UInt8], at offset: Int) -> Int {
     }
 
     @Test func newerMajorVersionIsUnsupported() {
-        let bytes = WALFormat.SegmentHeader(segmentNumber: 5, majorVersion: 2, minorVersion: 3).encoded()
+        let bytes = WALFormat.SegmentHeader(segmentNumber: 5, majorVersion: 3, minorVersion: 1).encoded()
         let error = #expect(throws: FormatError.self) { try bytes.withUnsafeBytes { try WALFormat.SegmentHeader.decode($0) } }
-        #expect(error?.kind == .unsupportedVersion(major: 2, minor: 3))
-        #expect(error?.message.contains("2.3") == true)
+        #expect(error?.kind == .unsupportedVersion(major: 3, minor: 1))
+        #expect(error?.message.contains("3.1") == true)
     }
 
     @Test func damagedHeaderOfNewerVersionIsADamagedHeader() {
@@ -417,56 +417,4 @@ private func fragmentLength(_ bytes: [UInt8], at offset: Int) -> Int {
         #expect(offset == WALFormat.blockSize)
     }
 
-    @Test func skipToNextBlockResyncsPastContinuationFragments() {
-        var segment = SegmentBuilder()
-        let damaged = segment.append(count: 200, seed: 1)
-        // B spans blocks 0..2: FIRST in block 0, MIDDLE filling block 1, LAST in block 2.
-        segment.append(count: 2 * WALFormat.blockSize, seed: 2)
-        let c = segment.append(count: 300, seed: 3)
-        let d = segment.append(count: 5, seed: 4)
-        #expect(segment.records[2].offset > 2 * WALFormat.blockSize)
-        #expect(fragmentType(segment.bytes, at: WALFormat.blockSize) == .middle)
-        #expect(fragmentType(segment.bytes, at: 2 * WALFormat.blockSize) == .last)
-        var bytes = segment.bytes
-        bytes[WALFormat.headerSize + 7 + damaged.count / 2] ^= 0xFF
-
-        var scanner = WALScanner(bytes: bytes)
-        guard case .invalid(let bad, _) = scanner.next() else {
-            Issue.record("expected .invalid")
-            return
-        }
-        #expect(bad == WALFormat.headerSize)
-        scanner.skipToNextBlock(after: bad)
-        #expect(scanner.position == WALFormat.blockSize)
-        // B's MIDDLE and LAST are skipped: the next record is C.
-        #expect(scanner.next() == .record(payload: c, offset: segment.records[2].offset, end: segment.records[2].end))
-        #expect(scanner.next() == .record(payload: d, offset: segment.records[3].offset, end: segment.records[3].end))
-        #expect(scanner.next() == .end(offset: bytes.count))
-    }
-
-    @Test func skipToNextBlockFindsARecordStartingTheBlock() {
-        var segment = SegmentBuilder()
-        segment.append(count: 100, seed: 1)
-        let filler = WALFormat.blockSize - segment.bytes.count - WALFormat.fragmentHeaderSize
-        segment.append(count: filler, seed: 2)
-        let next = segment.append(count: 64, seed: 3)
-        #expect(segment.records[2].offset == WALFormat.blockSize)
-        var bytes = segment.bytes
-        bytes[WALFormat.headerSize + 20] ^= 0x01
-        var scanner = WALScanner(bytes: bytes)
-        guard case .invalid(let bad, _) = scanner.next() else {
-            Issue.record("expected .invalid")
-            return
-        }
-        scanner.skipToNextBlock(after: bad)
-        #expect(scanner.next() == .record(payload: next, offset: WALFormat.blockSize, end: WALFormat.blockSize + 71))
-    }
-
-    @Test func skipToNextBlockPastTheEndIsTheEnd() {
-        var segment = SegmentBuilder()
-        segment.append(count: 100)
-        var scanner = WALScanner(bytes: segment.bytes)
-        scanner.skipToNextBlock(after: 50)
-        #expect(scanner.next() == .end(offset: segment.bytes.count))
-    }
 }

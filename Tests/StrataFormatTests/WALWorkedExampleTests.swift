@@ -9,7 +9,7 @@ struct WALWorkedExampleTests {
     }
 
     @Test func headerMatchesTheDocument() {
-        let expected = Self.hex("53 54 52 41 54 41 57 4c 01 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 00 00 00 00 78 79 3c 99")
+        let expected = Self.hex("53 54 52 41 54 41 57 4c 02 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 00 00 00 00 b2 34 95 36")
         #expect(WALFormat.SegmentHeader(segmentNumber: 1).encoded() == expected)
     }
 
@@ -22,6 +22,15 @@ struct WALWorkedExampleTests {
         let expected = Self.hex("c3 2b 16 46 1c 00 01 01 01 00 00 00 00 00 00 00 20 00 00 00 00 00 00 00 01 00 00 00 01 02 6b 31 02 76 31")
         #expect(buffer == expected)
         #expect(end == 67)
+    }
+
+    @Test func syncMarkMatchesTheDocument() {
+        let mark = BatchFormat.syncMark(sequence: 1, syncedThrough: 67)
+        var buffer: [UInt8] = []
+        let end = mark.withUnsafeBytes { WALFormat.appendRecord($0, to: &buffer, fileOffset: 67) }
+        let expected = Self.hex("9e 75 ff e5 15 00 01 02 01 00 00 00 00 00 00 00 43 00 00 00 00 00 00 00 00 00 00 00")
+        #expect(buffer == expected)
+        #expect(end == 95)
     }
 
     @Test func identityMatchesTheDocument() {

@@ -5,7 +5,8 @@ import StrataFormat
 import StrataIO
 import StrataTestSupport
 
-/// Record offsets and the end of valid data in a WAL segment's bytes.
+/// Record offsets (transactions only, not sync marks) and the end of valid data in a WAL
+/// segment's bytes.
 private struct RecoveryWALLayout {
     var records: [(offset: Int, end: Int, sequence: UInt64, syncedThrough: UInt64)] = []
     var end: Int
@@ -17,7 +18,9 @@ private struct RecoveryWALLayout {
             switch scanner.next() {
             case .record(let payload, let offset, let recordEnd):
                 let header = try? payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) }
-                records.append((offset, recordEnd, header?.sequence ?? 0, header?.syncedThrough ?? 0))
+                if header?.kind != .syncMark {
+                    records.append((offset, recordEnd, header?.sequence ?? 0, header?.syncedThrough ?? 0))
+                }
                 end = recordEnd
             case .end(let offset):
                 end = offset
@@ -123,7 +126,8 @@ private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Dur
         #expect(reopened.version == 60)
         #expect(try reopened.read { try $0.scan(from: []).count } == 120)
         #expect(try reopened.stats().walSegments == names.count)
-        #expect(try reopened.stats().walBytes == stats.walBytes)
+        // Closing added one sync mark (a 7-byte fragment header and a 21-byte payload).
+        #expect(try reopened.stats().walBytes == stats.walBytes + WALFormat.fragmentHeaderSize + BatchFormat.headerSize)
     }
 
     @Test func appendedRecordInTheEngineFormatIsReplayed() throws {
@@ -185,7 +189,8 @@ private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Dur
         #expect(reopened.recovery.lastSequence == 3)
         #expect(reopened.version == 3)
         #expect(try apiAllEntries(reopened) == recoveryExpectedEntries(0..<3))
-        // The torn bytes are gone from the file.
+        // The torn bytes are gone from the file. (No new sync mark: the one closing wrote,
+        // just before the torn bytes, still proves every record synced.)
         let after = fs.contents(of: segment)!
         #expect(after[end...].allSatisfy { $0 == 0 })
         #expect(after.count >= segmentBytes)
@@ -232,8 +237,30 @@ private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Dur
         }
     }
 
-    @Test func damagedLastRecordIsATornTail() throws {
-        // Nothing after the damaged record claims it was synced: it may be a torn write.
+    @Test func damagedLastRecordAfterACrashIsATornTail() throws {
+        // A process that crashed after its last sync left no sync mark: nothing after the
+        // damaged last record says it was synced, so it may be a torn write. (The next open
+        // writes a mark; this is the damage that strikes before it.)
+        let fs = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fs)
+        try recoveryCommit(store, 0..<5)
+        let image = fs.crashImage(.loseAllUnsynced)
+        try? store.close()
+        let segment = APITestSimulated.segment(1)
+        let layout = RecoveryWALLayout(image.contents(of: segment)!)
+        let last = layout.records[4]
+        #expect(layout.end == last.end, "a crash leaves no sync mark after the last record")
+        try image.corrupt(path: segment, offset: last.offset + 12, xor: 0x08)
+        let reopened = try APITestSimulated.open(image)
+        defer { try? reopened.close() }
+        #expect(reopened.recovery.truncatedTail?.file == segment)
+        #expect(reopened.recovery.truncatedTail?.offset == Int64(last.offset))
+        #expect(reopened.version == 4)
+        #expect(try apiAllEntries(reopened) == recoveryExpectedEntries(0..<4))
+    }
+
+    @Test func damagedLastRecordAfterACloseIsCorruption() throws {
+        // Closing wrote a sync mark after the last record: it proves the record was synced.
         let fs = SimulatedFileSystem()
         let store = try APITestSimulated.open(fs)
         try recoveryCommit(store, 0..<5)
@@ -241,13 +268,31 @@ private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Dur
         let segment = APITestSimulated.segment(1)
         let layout = RecoveryWALLayout(fs.contents(of: segment)!)
         let last = layout.records[4]
+        #expect(layout.end > last.end, "closing writes a sync mark after the last record")
         try fs.corrupt(path: segment, offset: last.offset + 12, xor: 0x08)
-        let reopened = try APITestSimulated.open(fs)
-        defer { try? reopened.close() }
-        #expect(reopened.recovery.truncatedTail?.file == segment)
-        #expect(reopened.recovery.truncatedTail?.offset == Int64(last.offset))
-        #expect(reopened.version == 4)
-        #expect(try apiAllEntries(reopened) == recoveryExpectedEntries(0..<4))
+        let error = #expect(throws: StoreError.self) { _ = try APITestSimulated.open(fs) }
+        #expect(error?.code == .corruption)
+        #expect(error?.file == segment)
+        #expect(error?.offset == Int64(last.offset))
+    }
+
+    @Test func openAfterACrashMarksTheReplayedRecordsSynced() throws {
+        // Recovery syncs what it replayed and writes a mark, so damage to the last record
+        // after that open is corruption too.
+        let fs = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fs)
+        try recoveryCommit(store, 0..<5)
+        let image = fs.crashImage(.loseAllUnsynced)
+        try? store.close()
+        let segment = APITestSimulated.segment(1)
+        let reopened = try APITestSimulated.open(image)
+        let crashed = image.crashImage(.loseAllUnsynced)
+        try? reopened.close()
+        let layout = RecoveryWALLayout(crashed.contents(of: segment)!)
+        #expect(layout.end > layout.records[4].end)
+        try crashed.corrupt(path: segment, offset: layout.records[4].offset + 12, xor: 0x08)
+        let error = #expect(throws: StoreError.self) { _ = try APITestSimulated.open(crashed) }
+        #expect(error?.code == .corruption)
     }
 
     @Test func damageInANonLastSegmentIsCorruption() throws {
@@ -328,11 +373,13 @@ private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Dur
     }
 
     @Test func damageInTheLastBlockOfTheLastSegmentWithSyncedRecordsBeforeIt() throws {
-        // Damage in a later block, with valid synced records only before it, is a torn tail.
-        let fs = SimulatedFileSystem()
-        let store = try APITestSimulated.open(fs)
+        // Damage in a later block, with valid synced records only before it and no sync mark
+        // after it (the process crashed), is a torn tail.
+        let live = SimulatedFileSystem()
+        let store = try APITestSimulated.open(live)
         try recoveryCommit(store, 0..<40, padding: 2_000)
-        try store.close()
+        let fs = live.crashImage(.loseAllUnsynced)
+        try? store.close()
         let segment = APITestSimulated.segment(1)
         let layout = RecoveryWALLayout(fs.contents(of: segment)!)
         let victim = layout.records[39]

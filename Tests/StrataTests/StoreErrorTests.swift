@@ -324,11 +324,11 @@ private func writeFile(_ fs: SimulatedFileSystem, _ path: String, _ bytes: [UInt
         try store.close()
         let segment = APITestSimulated.segment(1)
         let handle = try fs.openFile(segment, create: false)
-        try handle.write(WALFormat.SegmentHeader(segmentNumber: 1, majorVersion: 2, minorVersion: 5).encoded(), at: 0)
+        try handle.write(WALFormat.SegmentHeader(segmentNumber: 1, majorVersion: 3, minorVersion: 5).encoded(), at: 0)
         try handle.sync()
         try handle.close()
         let error = expectStoreError(.formatVersion) { _ = try APITestSimulated.open(fs) }
-        #expect(error?.message.contains("2.5") == true, "message: \(error?.message ?? "")")
+        #expect(error?.message.contains("3.5") == true, "message: \(error?.message ?? "")")
         #expect(error?.file == segment)
         // The file was left alone for a newer Strata to read.
         #expect(fs.contents(of: segment) != nil)

@@ -1,0 +1,103 @@
+// Reading a whole WAL segment or manifest and judging any damage in it, once, for both the
+// store (recovery) and the verifier (docs/format/wal.md, "Recovery"; docs/format/manifest.md,
+// "Damage"). The callers decide what each intact record means; these decide what damage
+// means, by the rules in WALTail.swift.
+
+public enum WALSegmentReader {
+    public struct Outcome: Equatable, Sendable {
+        /// Where the valid data ends: the first damaged byte, or the start of the zero fill.
+        public var end: Int
+        /// Damage found, judged; nil when the segment is clean.
+        public var damage: LogDamage?
+        /// Bytes below this need no sync mark: a record's `syncedThrough` proves them
+        /// synced, or they end with a sync mark (which holds no data of its own).
+        public var provenThrough: Int
+    }
+
+    /// Walks `bytes` (a whole segment, header included) from the first record, handing each
+    /// intact record (payload, offset) to `record` in order, and judges the first damage:
+    /// in a segment that is not the last, corruption; in the last, corruption when an intact
+    /// record after it proves the bytes had been synced, a torn tail otherwise.
+    ///
+    /// `sequenceFloor` is the sequence of the last record before this segment, if known.
+    /// `record` may throw to stop the walk; the error reaches the caller.
+    public static func read(_ bytes: [UInt8], isLast: Bool, sequenceFloor: UInt64?,
+                            record: ([UInt8], Int) throws -> Void) rethrows -> Outcome {
+        var scanner = WALScanner(bytes: bytes)
+        var floor = sequenceFloor
+        var provenThrough = WALFormat.headerSize
+        while true {
+            let offset: Int
+            let reason: String
+            switch scanner.next() {
+            case .record(let payload, let start, let end):
+                try record(payload, start)
+                if let header = try? withBorrowedBytes(payload, { raw throws(FormatError) in try BatchFormat.decodeHeader(raw) }) {
+                    floor = max(floor ?? 0, header.sequence)
+                    let proven = header.kind == .syncMark ? end : Int(clamping: header.syncedThrough)
+                    provenThrough = max(provenThrough, proven)
+                }
+                continue
+            case .end(let end):
+                if scanner.isZero(from: end) {
+                    return Outcome(end: end, damage: nil, provenThrough: provenThrough)
+                }
+                (offset, reason) = (end, "non-zero bytes follow the end of the log")
+            case .invalid(let bad, let why):
+                (offset, reason) = (bad, why)
+            }
+            let damage: LogDamage
+            if !isLast {
+                damage = .corruption(offset: offset, reason: reason, evidence: .notLastSegment)
+            } else if let proof = WALTail.recordProvingSynced(bytes, damageAt: offset, sequenceFloor: floor) {
+                damage = .corruption(offset: offset, reason: reason, evidence: .laterRecord(offset: proof))
+            } else {
+                let discarded = max(0, (lastNonZeroIndex(bytes) ?? offset) + 1 - offset)
+                damage = .tornTail(offset: offset, reason: reason, discardedBytes: discarded)
+            }
+            return Outcome(end: offset, damage: damage, provenThrough: provenThrough)
+        }
+    }
+}
+
+public enum ManifestRecordReader {
+    public struct Outcome: Equatable, Sendable {
+        /// Intact records handed to `record`.
+        public var records: Int
+        /// Damage found, judged; nil when the manifest is clean.
+        public var damage: LogDamage?
+    }
+
+    /// Walks a whole manifest (header included) from its first record, handing each intact
+    /// record (payload, offset) to `record` in order, and judges the first damage: in the
+    /// first record, or followed by any intact record, corruption; otherwise a torn append
+    /// that was never acknowledged, which nothing acted on. `record` may throw to stop.
+    public static func read(_ bytes: [UInt8], record: ([UInt8], Int) throws -> Void) rethrows -> Outcome {
+        var scanner = WALScanner(bytes: bytes, start: ManifestFormat.headerSize)
+        var records = 0
+        while true {
+            let offset: Int
+            let reason: String
+            switch scanner.next() {
+            case .record(let payload, let start, _):
+                try record(payload, start)
+                records += 1
+                continue
+            case .end(let end):
+                if scanner.isZero(from: end) { return Outcome(records: records, damage: nil) }
+                (offset, reason) = (end, "non-zero bytes follow the last record")
+            case .invalid(let bad, let why):
+                (offset, reason) = (bad, why)
+            }
+            let damage: LogDamage
+            if records == 0 {
+                damage = .corruption(offset: offset, reason: reason, evidence: .firstRecord)
+            } else if let later = WALTail.manifestRecord(bytes, after: offset) {
+                damage = .corruption(offset: offset, reason: reason, evidence: .laterRecord(offset: later))
+            } else {
+                damage = .tornTail(offset: offset, reason: reason, discardedBytes: bytes.count - offset)
+            }
+            return Outcome(records: records, damage: damage)
+        }
+    }
+}
