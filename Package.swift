@@ -13,6 +13,10 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
+        // The file-system seam: `StoreOptions.fileSystem` takes a `FileSystem`, and
+        // `StoreError.underlying` is an `IOError`, so users can import the module that
+        // declares them.
+        .library(name: "StrataIO", targets: ["StrataIO"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
         // For the benchmark package (Benchmarks/): the workloads and Strata's adapter, and the
         // format encoders its microbenchmarks time.

@@ -11,10 +11,11 @@ import StrataIO
 /// One round, for the requests taken from `pending` in arrival order:
 ///   1. run each transaction body against the head state (every earlier commit, durable or
 ///      not, plus the transaction's own writes); a body that throws leaves no trace;
-///   2. give each non-empty transaction the next sequence, frame its batch into the group's
-///      WAL buffer, insert it into the memtable (invisible: above the published sequence);
-///   3. write the buffer with one write; if any member asked for `.synced` (or `sync()`),
-///      fdatasync once;
+///   2. give each non-empty transaction the next sequence, stage its batch with the WAL writer
+///      (which frames it), insert it into the memtable (invisible: above the published
+///      sequence);
+///   3. write the staged records with one write; if any member asked for `.synced` (or
+///      `sync()`), fdatasync once;
 ///   4. publish the group's last sequence, then complete every member.
 ///
 /// Invariants:
@@ -26,9 +27,14 @@ import StrataIO
 ///    request fail, and the writer never writes again (a failed fsync leaves the log in an
 ///    unknown state, so retrying it would be a lie). Reopening recovers.
 /// 5. One round takes at most `maxGroupRequests` requests, so a round's latency is bounded.
+///
+/// The pending queue is not bounded: a synchronous or async caller has at most one request in
+/// it (it waits for the outcome), so only `asyncWrite` callers can grow it, and bounding it
+/// would mean blocking or failing them, which the callback API promises not to do.
+/// Back-pressure comes from the memtable limits instead (`waitForRoom`).
 final class Writer: @unchecked Sendable {
     // @unchecked Sendable: the mutable state is confined to `queue` (invariant 1); the shared
-    // parts (`pending`, `published`, counters) are a Mutex, a Sendable class and atomics.
+    // parts (`pending`, `versions`, counters) are a Mutex, Sendable classes and atomics.
 
     typealias Completion = @Sendable ((any Error)?) -> Void
 
@@ -65,11 +71,9 @@ final class Writer: @unchecked Sendable {
 
     private let queue: DispatchQueue
     private let pending = Mutex(PendingState())
-    let published: PublishedState
+    let versions: VersionSet
     private let failpoints: Failpoints?
     private let logger: Logger
-    private let walBytesCounter = Atomic<Int>(0)
-    private let walSegmentsCounter = Atomic<Int>(0)
 
     let maintenance: Maintenance
     private let memtableBudget: Int
@@ -84,10 +88,9 @@ final class Writer: @unchecked Sendable {
     private var lastAssigned: UInt64
     private var failure: StoreError? = nil
     private let wal: WALWriter
-    private var walBuffer: [UInt8] = []
     private var round: [(request: Request, error: (any Error)?)] = []
 
-    init(memtable: MemTable, lastSequence: UInt64, wal: WALWriter, published: PublishedState, maintenance: Maintenance, options: StoreOptions) {
+    init(memtable: MemTable, lastSequence: UInt64, wal: WALWriter, maintenance: Maintenance, options: StoreOptions) {
         self.memtable = memtable
         self.maintenance = maintenance
         self.memtableBudget = max(options.memtableBytes, 64 << 10)
@@ -95,13 +98,11 @@ final class Writer: @unchecked Sendable {
         self.level0StopTrigger = max(options.level0StopWritesTrigger, options.level0CompactionTrigger + 1, 2)
         self.lastAssigned = lastSequence
         self.wal = wal
-        self.published = published
+        self.versions = maintenance.versions
         self.failpoints = options.failpoints
         self.logger = options.logger
         self.queue = DispatchQueue(label: "strata.writer", qos: .userInitiated)
         queue.setSpecific(key: Writer.queueKey, value: ObjectIdentifier(self))
-        walBytesCounter.store(wal.totalBytes, ordering: .relaxed)
-        walSegmentsCounter.store(wal.segmentCount, ordering: .relaxed)
     }
 
     /// True when the calling code runs inside this writer's queue (a transaction body):
@@ -109,9 +110,6 @@ final class Writer: @unchecked Sendable {
     var isCurrentThreadWriter: Bool {
         DispatchQueue.getSpecific(key: Writer.queueKey) == ObjectIdentifier(self)
     }
-
-    var walBytes: Int { walBytesCounter.load(ordering: .relaxed) }
-    var walSegments: Int { walSegmentsCounter.load(ordering: .relaxed) }
 
     /// Queues a request. Returns false, without queueing, once the writer is closing.
     func submit(_ request: Request) -> Bool {
@@ -151,7 +149,6 @@ final class Writer: @unchecked Sendable {
 
     private func process(_ batch: [Request]) {
         round.removeAll(keepingCapacity: true)
-        walBuffer.removeAll(keepingCapacity: true)
         var needsSync = false
         var closeCompletion: Completion? = nil
         var sealCompletions: [Completion] = []
@@ -183,17 +180,18 @@ final class Writer: @unchecked Sendable {
         if failure == nil {
             do {
                 try failpoints?.handler(.beforeWALWrite)
-                if !walBuffer.isEmpty { try wal.append(walBuffer) }
+                try wal.writeStaged()
                 try failpoints?.handler(.afterWALWriteBeforeSync)
                 if needsSync { try wal.sync() }
                 try failpoints?.handler(.beforePublish)
-                published.publish(sequence: lastAssigned)
+                versions.publish(sequence: lastAssigned)
             } catch {
                 enterFailure(error, while: needsSync ? "writing and syncing the WAL" : "writing the WAL")
             }
         }
-        walBytesCounter.store(wal.totalBytes, ordering: .relaxed)
-        walSegmentsCounter.store(wal.segmentCount, ordering: .relaxed)
+        // A failed round (a failed roll, write or sync) never writes what it staged.
+        if failure != nil { wal.discardStaged() }
+        checkInvariants()
 
         let groupError: (any Error)? = failure
         for (request, error) in round {
@@ -222,7 +220,7 @@ final class Writer: @unchecked Sendable {
     }
 
     private func runTransaction(_ request: TransactionRequest, needsSync: inout Bool) {
-        let transaction = WriteTransaction(head: published.latest().version, version: lastAssigned)
+        let transaction = WriteTransaction(head: versions.published.latest().version, version: lastAssigned)
         do {
             try request.run(transaction)
             try transaction.errors.check()
@@ -241,7 +239,7 @@ final class Writer: @unchecked Sendable {
         }
         // A full memtable is sealed before the round's first record, so the WAL segments
         // before the roll hold exactly the sealed table's records.
-        if walBuffer.isEmpty && memtable.approximateBytes >= memtableBudget {
+        if !wal.hasStagedRecords && memtable.approximateBytes >= memtableBudget {
             do {
                 try seal()
             } catch {
@@ -251,7 +249,7 @@ final class Writer: @unchecked Sendable {
         }
         // The segment rolls before the round's first record, never for a round that writes
         // nothing (a sync or a close must not create a segment).
-        if walBuffer.isEmpty && wal.needsRoll {
+        if !wal.hasStagedRecords && wal.needsRoll {
             do {
                 try failpoints?.handler(.beforeSegmentRoll)
                 try wal.roll(lastSequence: lastAssigned)
@@ -262,8 +260,7 @@ final class Writer: @unchecked Sendable {
             }
         }
         let sequence = lastAssigned + 1
-        var encoder = BatchFormat.Encoder(sequence: sequence, syncedThrough: UInt64(wal.syncedOffset),
-                                          reservingCapacity: transaction.byteCount + 8 * transaction.entries.count)
+        var encoder = wal.batchEncoder(sequence: sequence, reservingCapacity: transaction.byteCount + 8 * transaction.entries.count)
         // One pass: encode each write and insert it into the memtable (invisible until the
         // group is published). The entries are borrowed in place and the memtable read once:
         // iterating by value retained and released each entry's key and value, and each
@@ -283,8 +280,7 @@ final class Writer: @unchecked Sendable {
                 }
             }
         }
-        let payload = encoder.finish()
-        payload.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &walBuffer, fileOffset: wal.offset) }
+        wal.stage(encoder.finish())
         lastAssigned = sequence
         if request.durability == .synced { needsSync = true }
         round.append((.transaction(request), nil))
@@ -302,19 +298,18 @@ final class Writer: @unchecked Sendable {
             enterFailure(error, while: "starting a new WAL segment for a new memtable")
             throw failure!
         }
+        memtable.checkInvariants()
         let sealed = SealedMemTable(table: memtable, lastSequence: lastAssigned, nextLogNumber: wal.segmentNumber)
         let fresh = MemTable()
         memtable = fresh
-        published.replaceVersion { version in
-            version.replacing(memtable: fresh, sealed: [sealed.table] + version.sealed)
-        }
+        versions.sealMemtable(sealed.table, replacingWith: fresh)
         maintenance.enqueueFlush(sealed)
     }
 
     /// True while a new memtable must not be started: the memtables hold the hard limit, or
     /// level 0 holds so many files that reads would slow down.
     private var mustWait: Bool {
-        let version = published.latest().version
+        let version = versions.published.latest().version
         // Only flushes of sealed tables can bring the memory down: with none pending, the
         // active table alone is over the limit (one huge transaction, or a long log replayed
         // at open), and sealing it is the way out, so waiting would never end.
@@ -357,6 +352,20 @@ final class Writer: @unchecked Sendable {
     private func readOnlyError(_ cause: StoreError) -> StoreError {
         StoreError(.readOnly, "the store refuses writes after an earlier failure (\(cause.message)); close and reopen it to recover",
                    file: cause.file, underlying: cause.underlying)
+    }
+
+    /// Invariant 2, and the published state's agreement with this writer's; compiled into
+    /// debug builds only. After each round.
+    private func checkInvariants() {
+        #if STRATA_INTERNAL_CHECKS
+        let view = versions.published.latest()
+        precondition(view.sequence <= lastAssigned, "Writer invariant 2: published \(view.sequence) is above the last assigned \(lastAssigned)")
+        precondition(view.version.memtable === memtable, "Writer: the published Version does not hold the writer's active memtable")
+        precondition(!wal.hasStagedRecords, "Writer: a round ended with WAL records staged but not written")
+        if failure == nil {
+            precondition(view.sequence == lastAssigned, "Writer invariant 3: a round ended without publishing what it wrote")
+        }
+        #endif
     }
 
     /// Makes buffered commits durable, marks the log synced (so damage to its last records is

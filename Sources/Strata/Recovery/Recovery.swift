@@ -11,9 +11,8 @@ struct OpenedStore {
     let wal: WALWriter
     let lastSequence: UInt64
     let report: RecoveryReport
-    let manifest: ManifestWriter
-    let persisted: Maintenance.PersistedState
-    let levels: [[SegmentTable]]
+    /// The persisted state, publishing the recovered Version.
+    let versions: VersionSet
     let cache: BlockCache
 }
 
@@ -176,7 +175,7 @@ enum Recovery {
 
         var replayed = ReplayBuffer()
         var lastSequence: UInt64 = loaded.state.lastSequence
-        var olderBytes = 0
+        var segmentSizes: [UInt64: Int] = [:]
         var writerHandle: (any FileHandle)? = nil
         var writerOffset = WALFormat.headerSize
         var writerProvenThrough = WALFormat.headerSize
@@ -212,10 +211,10 @@ enum Recovery {
                     // Whatever a crashed process left in the page cache becomes durable now,
                     // so the writer may treat everything up to `end` as synced.
                     try handle.sync()
+                    segmentSizes[number] = end
                     if header.majorVersion < WALFormat.majorVersion {
                         // Written by an older format, which has no sync marks: appends go to
                         // a new segment, and this one, synced in full, is no longer the last.
-                        olderBytes += end
                         try handle.close()
                     } else {
                         writerHandle = handle
@@ -224,7 +223,7 @@ enum Recovery {
                         writerFileSize = Int(try handle.size())
                     }
                 } else {
-                    olderBytes += end
+                    segmentSizes[number] = end
                     try handle.close()
                 }
             } catch {
@@ -249,10 +248,10 @@ enum Recovery {
             writerProvenThrough = writerOffset
             writerFileSize = WALWriter.preallocationTarget(for: writerOffset)
         }
-        let wal = WALWriter(fileSystem: fs, directory: path, segmentBytes: options.walSegmentBytes, handle: handle,
-                            segmentNumber: number, offset: writerOffset, provenThrough: writerProvenThrough,
-                            fileSize: writerFileSize, olderSegmentsBytes: olderBytes,
-                            segmentCount: segments.count + (writerHandle == nil ? 1 : 0))
+        let inventory = WALInventory(segmentSizes)
+        let wal = WALWriter(fileSystem: fs, directory: path, segmentBytes: options.walSegmentBytes, inventory: inventory,
+                            handle: handle, segmentNumber: number, offset: writerOffset, provenThrough: writerProvenThrough,
+                            fileSize: writerFileSize)
         // The replayed records are synced now; a crash left no mark saying so, so write one
         // before anything else: from here on, damage to any of them is never taken for a
         // torn write (docs/format/wal.md, "Sync marks").
@@ -263,9 +262,13 @@ enum Recovery {
         // process failed to append to is never appended to again.
         let manifestNumber = loaded.state.nextFileNumber
         loaded.state.nextFileNumber += 1
-        let manifest = try ManifestWriter.install(number: manifestNumber, snapshot: loaded.snapshot(), fileSystem: fs, directory: path)
+        let manifest = try ManifestWriter.install(number: manifestNumber, snapshot: VersionSet.snapshotEdit(loaded.state, Array(loaded.segments.values)),
+                                                  fileSystem: fs, directory: path)
+        let published = PublishedState(ReadView(version: Version(memtable: memtable, levels: levels), sequence: lastSequence))
+        let versions = VersionSet(published: published, wal: inventory, manifest: manifest, state: loaded.state,
+                                  directory: path, options: options)
         return OpenedStore(lock: lock, memtable: memtable, wal: wal, lastSequence: lastSequence, report: report,
-                           manifest: manifest, persisted: loaded.state, levels: levels, cache: cache)
+                           versions: versions, cache: cache)
     }
 
     /// Replays one segment's records into `replayed` and returns where its valid data ends

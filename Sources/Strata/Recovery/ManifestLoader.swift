@@ -5,7 +5,7 @@ import StrataIO
 /// Reads the current manifest when a store opens (format: docs/format/manifest.md): replays
 /// its edits into the set of live segment files and the WAL position they cover.
 struct ManifestLoader {
-    var state = Maintenance.PersistedState(logNumber: 0, lastSequence: 0, nextFileNumber: 1)
+    var state = VersionSet.PersistedState(logNumber: 0, lastSequence: 0, nextFileNumber: 1)
     var segments: [UInt64: SegmentMeta] = [:]
     /// The number of the manifest read, nil for a store that has none yet.
     var currentManifest: UInt64? = nil
@@ -97,11 +97,5 @@ struct ManifestLoader {
             }
         }
         return levels
-    }
-
-    /// The whole state as one edit: the first record of a new manifest.
-    func snapshot() -> VersionEdit {
-        VersionEdit(logNumber: state.logNumber, lastSequence: state.lastSequence, nextFileNumber: state.nextFileNumber,
-                    added: segments.values.sorted { ($0.level, $0.fileNumber) < ($1.level, $1.fileNumber) })
     }
 }

@@ -36,11 +36,14 @@ final class MemorySource: MergeSource {
     override var isTombstone: Bool { node!.isTombstone }
 }
 
-/// A write transaction's own writes, which shadow everything committed. The pointers it hands
-/// out are into `entries`' arrays, which nothing mutates while the source lives.
+/// A write transaction's own writes, which shadow everything committed. The entry it hands
+/// out is copied into buffers the source owns, so its pointers stay valid until the next
+/// `advance()` whatever happens to the transaction's arrays.
 final class OverlaySource: MergeSource {
     private let entries: [VersionedEntry]
     private var index = -1
+    private let keyBuffer = KeyBuffer()
+    private let valueBuffer = KeyBuffer()
 
     /// `entries` sorted in scan order.
     init(entries: [VersionedEntry]) {
@@ -49,11 +52,14 @@ final class OverlaySource: MergeSource {
 
     override func advance() throws -> Bool {
         index += 1
-        return index < entries.count
+        guard index < entries.count else { return false }
+        entries[index].key.withUnsafeBytes { keyBuffer.set($0) }
+        (entries[index].value ?? []).withUnsafeBytes { valueBuffer.set($0) }
+        return true
     }
 
-    override var key: UnsafeRawBufferPointer { entries[index].key.withUnsafeBytes { $0 } }
-    override var value: UnsafeRawBufferPointer { (entries[index].value ?? []).withUnsafeBytes { $0 } }
+    override var key: UnsafeRawBufferPointer { keyBuffer.bytes }
+    override var value: UnsafeRawBufferPointer { valueBuffer.bytes }
     override var sequence: UInt64 { .max }
     override var isTombstone: Bool { entries[index].value == nil }
 }
@@ -83,8 +89,8 @@ final class FileSource: MergeSource {
     // Forward: the current entry is the cursor's. Reverse: copies.
     @exclusivity(unchecked) private var currentSequence: UInt64 = 0
     @exclusivity(unchecked) private var currentTombstone = false
-    private var reverseKey: [UInt8] = []
-    private var reverseValue: [UInt8] = []
+    private let reverseKey = KeyBuffer()
+    private let reverseValue = KeyBuffer()
     /// Reverse: the entries of the block being walked, and the next one to hand out.
     private var reverseEntries: [(key: [UInt8], trailer: UInt64, value: [UInt8])] = []
     private var reversePosition = 0
@@ -107,10 +113,10 @@ final class FileSource: MergeSource {
     }
 
     override var key: UnsafeRawBufferPointer {
-        reverse ? reverseKey.withUnsafeBytes { $0 } : lastKey.bytes
+        reverse ? reverseKey.bytes : lastKey.bytes
     }
     override var value: UnsafeRawBufferPointer {
-        reverse ? reverseValue.withUnsafeBytes { $0 } : cursor!.value
+        reverse ? reverseValue.bytes : cursor!.value
     }
     override var sequence: UInt64 { currentSequence }
     override var isTombstone: Bool { currentTombstone }
@@ -192,8 +198,8 @@ final class FileSource: MergeSource {
                 if next.trailer >> 8 <= sequence_ { candidate = next }
             }
             if let candidate {
-                reverseKey = candidate.key
-                reverseValue = candidate.value
+                candidate.key.withUnsafeBytes { reverseKey.set($0) }
+                candidate.value.withUnsafeBytes { reverseValue.set($0) }
                 currentSequence = candidate.trailer >> 8
                 currentTombstone = candidate.trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
                 return true

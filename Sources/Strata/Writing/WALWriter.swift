@@ -1,23 +1,28 @@
 import StrataFormat
 import StrataIO
 
-/// Appends batches to the current WAL segment and rolls to a new one past the size limit.
-/// Layout of what it writes: docs/format/wal.md.
+/// Frames records into the current WAL segment, writes and syncs them, and rolls to a new
+/// segment past the size limit. Layout of what it writes: docs/format/wal.md. The framing,
+/// file offsets, block boundaries and the synced offset never leave it: the writer hands it
+/// payloads.
 ///
 /// Confined to the writer queue (and to recovery before the queue starts).
 ///
 /// Invariants:
-/// 1. `syncedOffset <= offset`; every byte of the segment below `syncedOffset` is durable.
+/// 1. `provenThrough <= syncedOffset <= offset`; every byte of the segment below
+///    `syncedOffset` is durable, and staged bytes start at `offset`.
 /// 2. Every segment but the current one is synced to its end before the next is created, so
 ///    recovery may treat damage in an older segment as corruption, never as a torn write.
 /// 3. A new segment is durable (header written and synced, directory synced) before any
 ///    record is written to it.
 /// 4. Every byte of the file past `offset` is zero (preallocated space), so an old record can
 ///    never follow a new one. Recovery restores this by cutting off a torn tail.
-/// 5. `provenThrough <= syncedOffset`: the segment itself proves its bytes below
-///    `provenThrough` synced (some record's `syncedThrough` says so), so recovery never takes
-///    damage there for a torn write. A sync mark raises it to `offset` at close, before a
-///    roll, and after recovery (docs/format/wal.md, "Sync marks").
+/// 5. The segment itself proves its bytes below `provenThrough` synced (a record's
+///    `syncedThrough` says so, or a sync mark ends them), so recovery never takes damage there
+///    for a torn write. A sync mark raises it to `offset` at close, before a roll, and after
+///    recovery (docs/format/wal.md, "Sync marks").
+/// 6. Every record staged in one group carries the same `syncedThrough`: `syncedOffset` as it
+///    was when the group began, since nothing is synced between staging and writing.
 final class WALWriter {
     /// The log file grows in steps of this size, zero-filled ahead of the data: an fdatasync
     /// then needs no metadata update except after the one write per step that extends the
@@ -27,33 +32,39 @@ final class WALWriter {
     let fileSystem: any FileSystem
     let directory: String
     let segmentBytes: Int
+    /// The segments on disk and their sizes, shared with stats and retirement.
+    let inventory: WALInventory
 
     private(set) var handle: any FileHandle
     private(set) var segmentNumber: UInt64
-    /// Where the next record goes: the end of valid data in the current segment.
-    private(set) var offset: Int
-    private(set) var syncedOffset: Int
-    /// How far the records written so far prove the segment synced (invariant 5).
-    private(set) var provenThrough: Int
-    /// Bytes of valid data in the older segments still on disk (for stats).
-    private(set) var olderSegmentsBytes: Int
-    private(set) var segmentCount: Int
+    /// Where the next record goes: the end of written data in the current segment.
+    private var offset: Int
+    private var syncedOffset: Int
+    /// How far the segment proves itself synced (invariant 5).
+    private var provenThrough: Int
+    /// Framed records not yet written, starting at `offset`.
+    private var staged: [UInt8] = []
     /// The file's size: preallocated, zero-filled space ends here.
     private var preallocatedEnd: Int
 
-    init(fileSystem: any FileSystem, directory: String, segmentBytes: Int, handle: any FileHandle,
-         segmentNumber: UInt64, offset: Int, provenThrough: Int, fileSize: Int, olderSegmentsBytes: Int, segmentCount: Int) {
+    /// - Parameters:
+    ///   - offset: the end of the segment's valid data, all of it synced.
+    ///   - provenThrough: how far the segment's own records prove it synced.
+    ///   - fileSize: the file's current size (its zero-filled preallocation).
+    init(fileSystem: any FileSystem, directory: String, segmentBytes: Int, inventory: WALInventory, handle: any FileHandle,
+         segmentNumber: UInt64, offset: Int, provenThrough: Int, fileSize: Int) {
         self.fileSystem = fileSystem
         self.directory = directory
         self.segmentBytes = segmentBytes
+        self.inventory = inventory
         self.handle = handle
         self.segmentNumber = segmentNumber
         self.offset = offset
         self.syncedOffset = offset
         self.provenThrough = min(provenThrough, offset)
-        self.olderSegmentsBytes = olderSegmentsBytes
-        self.segmentCount = segmentCount
         self.preallocatedEnd = fileSize
+        inventory.update(segmentNumber, bytes: offset)
+        checkInvariants()
     }
 
     /// The size to preallocate a log file to so that it holds `end` bytes.
@@ -62,9 +73,9 @@ final class WALWriter {
         return (end + step - 1) / step * step
     }
 
-    var totalBytes: Int { olderSegmentsBytes + offset }
+    /// True once the segment holds its size limit: the next group goes to a new segment.
     var needsRoll: Bool { offset >= segmentBytes }
-    var hasUnsyncedBytes: Bool { syncedOffset < offset }
+    var hasStagedRecords: Bool { !staged.isEmpty }
 
     static func segmentName(_ number: UInt64) -> String { WALFormat.fileName(number) }
 
@@ -88,53 +99,62 @@ final class WALWriter {
         return handle
     }
 
-    /// Writes already-framed record bytes at the end of the segment. Every record in them
-    /// carries `syncedOffset` as its `syncedThrough`.
-    func append(_ bytes: [UInt8]) throws {
-        let end = offset + bytes.count
+    // MARK: Records
+
+    /// An encoder for the next transaction's batch, its `syncedThrough` filled in
+    /// (invariant 6).
+    func batchEncoder(sequence: UInt64, reservingCapacity: Int) -> BatchFormat.Encoder {
+        BatchFormat.Encoder(sequence: sequence, syncedThrough: UInt64(syncedOffset), reservingCapacity: reservingCapacity)
+    }
+
+    /// Frames `payload` as the next record of the group being staged.
+    func stage(_ payload: [UInt8]) {
+        payload.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &staged, fileOffset: offset) }
+    }
+
+    /// Writes the staged records with one write.
+    func writeStaged() throws {
+        guard !staged.isEmpty else { return }
+        let end = offset + staged.count
         if end > preallocatedEnd {
             let target = WALWriter.preallocationTarget(for: end)
             try handle.preallocate(to: Int64(target))
             preallocatedEnd = target
         }
-        try handle.write(bytes, at: Int64(offset))
-        offset += bytes.count
+        try handle.write(staged, at: Int64(offset))
+        offset = end
+        // Every record just written says the bytes below syncedOffset are synced (invariant 6).
         provenThrough = syncedOffset
+        staged.removeAll(keepingCapacity: true)
+        inventory.update(segmentNumber, bytes: offset)
         checkInvariants()
     }
 
-    /// fdatasync, when anything is unsynced.
+    /// Drops staged records that were never written (their group failed).
+    func discardStaged() {
+        staged.removeAll(keepingCapacity: true)
+    }
+
+    /// fdatasync, when anything written is unsynced.
     func sync() throws {
-        guard hasUnsyncedBytes else { return }
+        guard syncedOffset < offset else { return }
         try handle.sync()
         syncedOffset = offset
         checkInvariants()
     }
 
-    /// True when some written bytes are not yet proven synced by a record of the segment.
-    var needsSyncMark: Bool { provenThrough < offset }
-
     /// Syncs, then, when some bytes are not yet proven synced, appends a sync mark carrying
     /// `sequence` (the last record's) and syncs it too. Afterwards damage to any record of
     /// the segment is corruption, never a torn write (invariant 5).
     func writeSyncMarkIfNeeded(sequence: UInt64) throws {
+        precondition(staged.isEmpty, "a sync mark is written between groups")
         try sync()
-        guard needsSyncMark else { return }
-        let mark = BatchFormat.syncMark(sequence: sequence, syncedThrough: UInt64(syncedOffset))
-        var framed: [UInt8] = []
-        mark.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &framed, fileOffset: offset) }
-        try append(framed)
+        guard provenThrough < offset else { return }
+        stage(BatchFormat.syncMark(sequence: sequence, syncedThrough: UInt64(syncedOffset)))
+        try writeStaged()
         try sync()
         provenThrough = offset
         checkInvariants()
-    }
-
-    /// Invariants 1 and 5; compiled into debug builds only.
-    func checkInvariants() {
-        #if STRATA_INTERNAL_CHECKS
-        precondition(provenThrough <= syncedOffset && syncedOffset <= offset,
-                     "WAL writer offsets out of order: proven \(provenThrough), synced \(syncedOffset), written \(offset)")
-        #endif
     }
 
     /// Finishes the current segment (synced to its end, invariant 2, with a sync mark so it
@@ -146,16 +166,25 @@ final class WALWriter {
         let newHandle = try WALWriter.createSegment(fileSystem: fileSystem, directory: directory, number: next)
         try? handle.close()
         handle = newHandle
-        olderSegmentsBytes += offset
         segmentNumber = next
-        segmentCount += 1
         offset = WALFormat.headerSize
         syncedOffset = offset
         provenThrough = offset
         preallocatedEnd = WALWriter.preallocationTarget(for: offset)
+        inventory.update(segmentNumber, bytes: offset)
+        checkInvariants()
     }
 
     func close() throws {
         try handle.close()
+    }
+
+    /// Invariants 1 and 5; compiled into debug builds only.
+    func checkInvariants() {
+        #if STRATA_INTERNAL_CHECKS
+        precondition(provenThrough <= syncedOffset && syncedOffset <= offset,
+                     "WALWriter invariant 1: proven \(provenThrough), synced \(syncedOffset), written \(offset) out of order")
+        precondition(offset <= preallocatedEnd, "WALWriter invariant 4: data past the preallocated end")
+        #endif
     }
 }

@@ -70,8 +70,21 @@ final class BlockCache: Sendable {
             shard.positions[key] = shard.slots.count
             shard.slots.append(Slot(key: key, block: block, referenced: false))
             shard.bytes += cost
-            assert(shard.bytes <= shardBudget, "BlockCache invariant 1: shard over budget")
+            Self.checkInvariants(shard, budget: shardBudget)
         }
+    }
+
+    /// Invariant 1, and that `positions` indexes `slots` exactly; compiled into debug builds
+    /// only. Under the shard's lock, after every insert.
+    private static func checkInvariants(_ shard: Shard, budget: Int) {
+        #if STRATA_INTERNAL_CHECKS
+        precondition(shard.bytes <= budget, "BlockCache invariant 1: shard over budget")
+        precondition(shard.bytes == shard.slots.reduce(0) { $0 + $1.block.cost }, "BlockCache invariant 1: byte count drifted")
+        precondition(shard.positions.count == shard.slots.count, "BlockCache: positions and slots disagree")
+        for (key, index) in shard.positions {
+            precondition(shard.slots[index].key == key, "BlockCache: a position points at another block")
+        }
+        #endif
     }
 
     private static func evictOne(_ shard: inout Shard) {

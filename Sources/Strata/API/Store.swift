@@ -28,6 +28,7 @@ public final class Store: Sendable {
     private let cache: BlockCache
     private let lock: any FileLock
     private let published: PublishedState
+    private let versions: VersionSet
     private let snapshots = SnapshotRegistry()
     private let state = Mutex<State>(.open)
     /// Callback completions run here, in commit order, never on the writer queue.
@@ -53,16 +54,15 @@ public final class Store: Sendable {
         self.options = options
         self.recovery = opened.report
         self.lock = opened.lock
-        let published = PublishedState(ReadView(version: Version(memtable: opened.memtable, levels: opened.levels), sequence: opened.lastSequence))
-        self.published = published
+        self.published = opened.versions.published
+        self.versions = opened.versions
         self.cache = opened.cache
         let snapshots = self.snapshots
-        let maintenance = Maintenance(directory: path, options: options, published: published, cache: opened.cache,
-                                      manifest: opened.manifest, state: opened.persisted, levels: opened.levels,
+        let maintenance = Maintenance(directory: path, options: options, versions: opened.versions, cache: opened.cache,
                                       oldestPinned: { snapshots.summary.oldest })
         self.maintenance = maintenance
         self.writer = Writer(memtable: opened.memtable, lastSequence: opened.lastSequence, wal: opened.wal,
-                             published: published, maintenance: maintenance, options: options)
+                             maintenance: maintenance, options: options)
         // Files left over from before the open may already call for a compaction.
         maintenance.schedule()
     }
@@ -311,8 +311,8 @@ public final class Store: Sendable {
                           memtableEntries: version.memtableEntries,
                           memtableBytes: version.memtableBytes,
                           sealedMemtables: version.sealed.count,
-                          walSegments: max(1, writer.walSegments - maintenance.retiredWALSegments.load(ordering: .relaxed)),
-                          walBytes: max(0, writer.walBytes - maintenance.retiredWALBytes.load(ordering: .relaxed)),
+                          walSegments: versions.wal.segmentCount,
+                          walBytes: versions.wal.totalBytes,
                           levels: levels,
                           liveSnapshots: pinned.count,
                           oldestSnapshotVersion: pinned.oldest,

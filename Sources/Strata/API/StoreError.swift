@@ -92,12 +92,12 @@ extension StoreError {
     /// identity file (the directory holds something else), but `.corruption` for the files
     /// the store wrote itself (a WAL segment, manifest or segment file whose first bytes
     /// decayed), so that damage anywhere reads as damage.
-    init(_ error: FormatError, file: String, baseOffset: Int64 = 0, isIdentityFile: Bool = false) {
+    init(_ error: FormatError, file: String?, baseOffset: Int64 = 0, isIdentityFile: Bool = false) {
         switch error.kind {
         case .unsupportedVersion:
             self.init(.formatVersion, "\(error.message); open it with a newer version of Strata", file: file, offset: baseOffset + Int64(error.offset))
         case .badMagic where isIdentityFile:
-            self.init(.notAStore, "\(file) is not a Strata file: \(error.message)", file: file, offset: baseOffset + Int64(error.offset))
+            self.init(.notAStore, "\(file ?? "the file") is not a Strata file: \(error.message)", file: file, offset: baseOffset + Int64(error.offset))
         case .badMagic:
             self.init(.corruption, "\(error.message): the store's own file is damaged (or was replaced by another file); run strata-fsck on the store, or restore it from a backup", file: file, offset: baseOffset + Int64(error.offset))
         default:
@@ -126,7 +126,7 @@ extension StoreError {
 func mapEngineError(_ error: any Error, while doing: String) -> any Error {
     switch error {
     case let error as IOError: return StoreError(error, while: doing)
-    case let error as FormatError: return StoreError(.corruption, error.description)
+    case let error as FormatError: return StoreError(error, file: nil)
     default: return error
     }
 }

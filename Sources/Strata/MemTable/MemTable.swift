@@ -85,6 +85,31 @@ final class MemTable: @unchecked Sendable {
     /// Number of versions (puts and tombstones) inserted.
     var count: Int { entryCount.load(ordering: .relaxed) }
 
+    /// Checks invariants 3 to 5 over the whole table: the bottom level in (key ascending,
+    /// sequence descending) order with no (key, sequence) twice, the count matching, and the
+    /// hash index finding each key's newest node. O(n): the writer runs it when it seals a
+    /// table, in debug builds only; tests call it directly.
+    func checkInvariants() {
+        #if STRATA_INTERNAL_CHECKS
+        var previous: Node? = nil
+        var nodes = 0
+        forEachNode { node in
+            nodes += 1
+            if let previous {
+                let order = compareKeys(previous.key, node.key)
+                precondition(order < 0 || (order == 0 && previous.sequence > node.sequence),
+                             "MemTable invariants 3 and 4: nodes out of order or a (key, sequence) twice")
+            }
+            if previous.map({ compareKeys($0.key, node.key) != 0 }) ?? true {
+                precondition(findVisible(node.key, at: .max)?.sequence == node.sequence,
+                             "MemTable invariant 5: the hash index does not lead to a key's newest version")
+            }
+            previous = node
+        }
+        precondition(nodes == count, "MemTable: \(nodes) nodes linked but \(count) counted")
+        #endif
+    }
+
     /// Approximate memory held, in bytes: the nodes and every hash index built.
     var approximateBytes: Int { payloadBytes.load(ordering: .relaxed) + indexBytes.load(ordering: .relaxed) }
 

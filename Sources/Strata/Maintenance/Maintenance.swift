@@ -1,0 +1,270 @@
+import Dispatch
+import Logging
+import Synchronization
+import StrataFormat
+import StrataIO
+
+/// A memtable the writer has sealed, waiting to be flushed.
+struct SealedMemTable: Sendable {
+    let table: MemTable
+    /// The newest sequence in the table.
+    let lastSequence: UInt64
+    /// The WAL segment the writer moved to when it sealed the table: once the table is in a
+    /// segment file, every older WAL segment is obsolete.
+    let nextLogNumber: UInt64
+}
+
+/// Flushes sealed memtables to level-0 segment files on one background thread and compacts
+/// levels on another, so a flush never waits for a long merge. It owns the threads, the
+/// scheduling and the running jobs; what the jobs produce is installed through the
+/// `VersionSet`, which owns the persisted state and picks the compactions.
+///
+/// Invariants:
+/// 1. Sealed memtables are flushed oldest first, so `logNumber` and `lastSequence` only grow.
+/// 2. The slow parts of a flush or a merge (building and writing files) run outside the
+///    version set's install lock; only numbering files and installing results take it.
+/// 3. Only the compaction thread removes files from levels, so a merge's inputs are still
+///    live when it installs.
+/// 4. A file leaves a level only through a durable edit; the file itself goes when no Version
+///    holds it (SegmentTable invariant 2).
+final class Maintenance: Sendable {
+    /// Flushes and compactions each run on a thread of their own, below the priority of
+    /// readers and the writer (BackgroundThread).
+    let flushThread = BackgroundThread(name: "strata.flush")
+    let compactionThread = BackgroundThread(name: "strata.compaction")
+    /// Signalled when each thread ends; for tests.
+    var threadsEnded: [DispatchSemaphore] { [flushThread.ended, compactionThread.ended] }
+    let versions: VersionSet
+    private let fileSystem: any FileSystem
+    private let directory: String
+    private let options: StoreOptions
+    private let logger: Logger
+    private let cache: BlockCache
+    private let oldestPinned: @Sendable () -> UInt64?
+
+    private let pending = Mutex<[SealedMemTable]>([])
+    private let lastFailure = Mutex<StoreError?>(nil)
+    private let stopping = Atomic<Bool>(false)
+    /// Signalled whenever a flush or compaction is installed or fails, for a writer waiting
+    /// for room.
+    let progress = DispatchSemaphore(value: 0)
+
+    let flushCount = Atomic<Int>(0)
+    let compactionCount = Atomic<Int>(0)
+
+    init(directory: String, options: StoreOptions, versions: VersionSet, cache: BlockCache,
+         oldestPinned: @escaping @Sendable () -> UInt64?) {
+        self.fileSystem = options.fileSystem
+        self.directory = directory
+        self.options = options
+        self.logger = options.logger
+        self.versions = versions
+        self.cache = cache
+        self.oldestPinned = oldestPinned
+    }
+
+    var failure: StoreError? { lastFailure.withLock { $0 } }
+    var pendingCount: Int { pending.withLock { $0.count } }
+
+    // MARK: Requests (any thread)
+
+    /// Queues a sealed memtable and starts the work (inline in tests, see StoreOptions).
+    func enqueueFlush(_ sealed: SealedMemTable) {
+        pending.withLock { $0.append(sealed) }
+        schedule()
+    }
+
+    /// Runs whatever is due: flushes, then compactions.
+    func schedule() {
+        if options.runsBackgroundWorkInline {
+            flushThread.sync { flushDue() }
+            compactionThread.sync { compactDue() }
+        } else {
+            flushThread.async { self.flushDue() }
+            // Also here, for work due without a flush (an open that finds level 0 full).
+            compactionThread.async { self.compactDue() }
+        }
+    }
+
+    /// Forgets the last failure and runs the due work again.
+    func retry() {
+        lastFailure.withLock { $0 = nil }
+        schedule()
+    }
+
+    /// Flushes every sealed memtable, then merges every file into one level. Blocks.
+    func compactAll() throws {
+        try compactionThread.sync { try compactAllOnThread() }
+    }
+
+    /// `compactAll`, for a caller already on `compactionThread`.
+    func compactAllOnThread() throws {
+        precondition(compactionThread.isCurrent, "compactAllOnThread runs on the compaction thread")
+        do {
+            try flushThread.sync { try flushPending() }
+            try fullCompaction()
+        } catch {
+            throw recordFailure(error, while: "compacting the store")
+        }
+    }
+
+    /// Stops starting new work and waits for the running jobs. Called once, at close.
+    ///
+    /// A merge already running finishes and is installed rather than thrown away. Abandoning
+    /// it made a store that is opened briefly and often (an app extension, a command-line
+    /// tool, a benchmark's read phases) restart the same merge at every open and never
+    /// finish it, so its reads kept paying for every level-0 file. A process killed
+    /// mid-merge loses nothing either way: the merge's outputs count only once the manifest
+    /// names them.
+    func shutdown() {
+        stopping.store(true, ordering: .relaxed)
+        flushThread.sync {}
+        compactionThread.sync {}
+        versions.closeManifest()
+        progress.signal()
+    }
+
+    // MARK: Work
+
+    private func flushDue() {
+        do {
+            try flushPending()
+        } catch {
+            _ = recordFailure(error, while: "flushing a memtable in the background")
+        }
+    }
+
+    private func compactDue() {
+        do {
+            while !stopping.load(ordering: .relaxed), let plan = versions.pickCompaction() {
+                try compact(plan)
+                lastFailure.withLock { $0 = nil }
+            }
+        } catch {
+            _ = recordFailure(error, while: "compacting in the background")
+        }
+    }
+
+    private func recordFailure(_ error: any Error, while doing: String) -> StoreError {
+        let mapped = StoreError.wrapping(error, while: doing)
+        logger.error("background work failed; it is retried at the next flush", metadata: ["error": "\(mapped)"])
+        lastFailure.withLock { $0 = mapped }
+        progress.signal()
+        return mapped
+    }
+
+    private func flushPending() throws {
+        while !stopping.load(ordering: .relaxed), let sealed = pending.withLock({ $0.first }) {
+            try flush(sealed)
+            pending.withLock { _ = $0.removeFirst() }
+            lastFailure.withLock { $0 = nil }
+            progress.signal()
+            // Each new level-0 file may make a compaction due: ask now, not once the queue is
+            // empty. Under a steady writer the queue is never empty for long, and level 0
+            // used to grow until writes stopped before any merge began.
+            if !options.runsBackgroundWorkInline && !compactionThread.isCurrent {
+                compactionThread.async { self.compactDue() }
+            }
+        }
+    }
+
+    /// Writes a sealed memtable as one level-0 file and installs it. On `flushThread`.
+    private func flush(_ sealed: SealedMemTable) throws {
+        try options.failpoints?.handler(.beforeFlush)
+        var output = SegmentOutput(level: 0, options: options)
+        try sealed.table.forEachNode { node in
+            guard node.sequence <= sealed.lastSequence else { return }
+            // Key and value are borrowed from the memtable's arena: no copy per entry.
+            try output.add(borrowingKey: node.key, sequence: node.sequence, isTombstone: node.isTombstone,
+                           value: node.isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : node.value)
+        }
+        var edit = VersionEdit(logNumber: sealed.nextLogNumber, lastSequence: sealed.lastSequence)
+        var opened: [SegmentTable] = []
+        if output.entryCount > 0 {
+            let number = versions.allocateFileNumber()
+            let meta = try output.write(number: number, fileSystem: fileSystem, directory: directory)
+            try fileSystem.syncDirectory(directory)
+            edit.added = [meta]
+            opened = [try SegmentTable.open(meta, directory: directory, fileSystem: fileSystem, cache: cache)]
+        }
+        try options.failpoints?.handler(.beforeManifestEdit)
+        try versions.logAndApply(edit, opened: opened, flushed: sealed.table)
+        flushCount.add(1, ordering: .relaxed)
+    }
+
+    // MARK: Compaction
+
+    /// Flushes every sealed memtable, then merges every file into the deepest non-empty level
+    /// (at least level 1).
+    private func fullCompaction() throws {
+        if let plan = versions.fullCompactionPlan() { try compact(plan) }
+    }
+
+    /// True when the plan's upper-level files overlap neither each other nor anything in the
+    /// output level: they can move down by a manifest edit alone, without being rewritten
+    /// (keys loaded in order never need merging).
+    private func canMoveWithoutMerging(_ plan: CompactionPlan) -> Bool {
+        guard plan.inputs.count == 2, plan.inputs[1].files.isEmpty, plan.outputLevel == plan.inputs[0].level + 1 else { return false }
+        let files = plan.inputs[0].files.sorted { $0.meta.smallestKey.lexicographicallyPrecedes($1.meta.smallestKey) }
+        return zip(files, files.dropFirst()).allSatisfy { $0.meta.largestKey.lexicographicallyPrecedes($1.meta.smallestKey) }
+    }
+
+    private func move(_ plan: CompactionPlan) throws {
+        let files = plan.inputs[0].files
+        let moved = files.map { file -> SegmentMeta in
+            var meta = file.meta
+            meta.level = plan.outputLevel
+            return meta
+        }
+        // The same files, opened again under their new level (a table's record is immutable).
+        let reopened = try moved.map { try SegmentTable.open($0, directory: directory, fileSystem: fileSystem, cache: cache) }
+        try options.failpoints?.handler(.beforeManifestEdit)
+        try versions.logAndApply(VersionEdit(added: moved, removed: files.map { (level: plan.inputs[0].level, fileNumber: $0.number) }),
+                                 opened: reopened)
+        compactionCount.add(1, ordering: .relaxed)
+        progress.signal()
+    }
+
+    private func compact(_ plan: CompactionPlan) throws {
+        try options.failpoints?.handler(.beforeCompaction)
+        if canMoveWithoutMerging(plan) {
+            try move(plan)
+            return
+        }
+        let view = versions.published.latest()
+        // The oldest sequence anyone may read at: a live snapshot's, or else the newest.
+        let horizon = min(oldestPinned() ?? view.sequence, view.sequence)
+        let deeper = versions.levels(below: plan.outputLevel)
+        let merge = CompactionMerge(plan: plan, horizon: horizon, deeperLevels: deeper,
+                                    targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options)
+        var written: [UInt64] = []
+        /// Set once the edit naming the outputs may have reached the manifest.
+        var editAttempted = false
+        let result: (outputs: [SegmentMeta], entriesIn: Int, entriesOut: Int)
+        do {
+            result = try merge.run { output in
+                let number = versions.allocateFileNumber()
+                written.append(number)
+                return try output.write(number: number, fileSystem: fileSystem, directory: directory)
+            }
+            try fileSystem.syncDirectory(directory)
+            let opened = try result.outputs.map { try SegmentTable.open($0, directory: directory, fileSystem: fileSystem, cache: cache) }
+            try options.failpoints?.handler(.beforeManifestEdit)
+            let removed = plan.inputs.flatMap { input in input.files.map { (level: input.level, fileNumber: $0.number) } }
+            editAttempted = true
+            try versions.logAndApply(VersionEdit(added: result.outputs, removed: removed), opened: opened)
+        } catch {
+            // Before the edit, nobody references the outputs: remove them now. Once the edit
+            // was attempted, a failed sync leaves it unknown whether the manifest on disk
+            // names them, so they stay; if it does not, the next open removes them.
+            if !editAttempted {
+                for number in written { try? fileSystem.removeFile(fileSystem.path(directory, ManifestFormat.segmentFileName(number))) }
+            }
+            throw error
+        }
+        for file in plan.allInputs { file.markObsolete() }
+        compactionCount.add(1, ordering: .relaxed)
+        progress.signal()
+        logger.debug("compacted", metadata: ["reason": "\(plan.reason)", "in": "\(result.entriesIn)", "out": "\(result.entriesOut)"])
+    }
+}

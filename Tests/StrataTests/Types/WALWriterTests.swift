@@ -1,0 +1,106 @@
+import Testing
+@testable import Strata
+import StrataFormat
+import StrataIO
+import StrataTestSupport
+
+/// `WALWriter` on its own: framing, offsets, the synced offset, sync marks and rolls.
+@Suite struct WALWriterTests {
+    private static let directory = "/wal"
+
+    private static func makeWriter(_ fs: SimulatedFileSystem, segmentBytes: Int = 64 << 10) throws -> (WALWriter, WALInventory) {
+        try fs.createDirectory(directory)
+        let handle = try WALWriter.createSegment(fileSystem: fs, directory: directory, number: 1)
+        let inventory = WALInventory([:])
+        let writer = WALWriter(fileSystem: fs, directory: directory, segmentBytes: segmentBytes, inventory: inventory, handle: handle,
+                               segmentNumber: 1, offset: WALFormat.headerSize, provenThrough: WALFormat.headerSize,
+                               fileSize: WALWriter.preallocationTarget(for: WALFormat.headerSize))
+        return (writer, inventory)
+    }
+
+    private static func batch(_ writer: WALWriter, sequence: UInt64, valueBytes: Int = 10) -> [UInt8] {
+        var encoder = writer.batchEncoder(sequence: sequence, reservingCapacity: 0)
+        encoder.put(Array("k\(sequence)".utf8), [UInt8](repeating: 7, count: valueBytes))
+        return encoder.finish()
+    }
+
+    /// Every record in the segment, as (kind, sequence, syncedThrough, offset).
+    private static func records(_ fs: SimulatedFileSystem, _ number: UInt64) throws -> [(BatchFormat.RecordKind, UInt64, UInt64, Int)] {
+        let bytes = fs.contents(of: directory + "/" + WALFormat.fileName(number))!
+        var found: [(BatchFormat.RecordKind, UInt64, UInt64, Int)] = []
+        _ = try WALSegmentReader.read(bytes, isLast: true, sequenceFloor: nil) { payload, offset in
+            let header = try payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) }
+            found.append((header.kind, header.sequence, header.syncedThrough, offset))
+        }
+        return found
+    }
+
+    @Test func aGroupIsOneWriteAndItsRecordsCarryTheSyncedOffsetFromBeforeIt() throws {
+        let fs = SimulatedFileSystem()
+        let (writer, inventory) = try Self.makeWriter(fs)
+        writer.stage(Self.batch(writer, sequence: 1))
+        writer.stage(Self.batch(writer, sequence: 2))
+        #expect(writer.hasStagedRecords)
+        try writer.writeStaged()
+        #expect(!writer.hasStagedRecords)
+        try writer.sync()
+        writer.stage(Self.batch(writer, sequence: 3))
+        try writer.writeStaged()
+        let found = try Self.records(fs, 1)
+        #expect(found.map(\.1) == [1, 2, 3])
+        #expect(found[0].2 == 32 && found[1].2 == 32, "the first group was written with only the header synced")
+        #expect(found[2].2 == UInt64(found[2].3), "the second group follows a sync of everything before it")
+        #expect(inventory.totalBytes == fs.contents(of: Self.directory + "/" + WALFormat.fileName(1)).map { (lastNonZeroIndex($0) ?? 0) + 1 })
+    }
+
+    @Test func aSyncMarkIsWrittenOnlyWhenSomeRecordIsUnproven() throws {
+        let fs = SimulatedFileSystem()
+        let (writer, _) = try Self.makeWriter(fs)
+        try writer.writeSyncMarkIfNeeded(sequence: 0)
+        #expect(try Self.records(fs, 1).isEmpty, "an empty segment needs no mark")
+        writer.stage(Self.batch(writer, sequence: 1))
+        try writer.writeStaged()
+        try writer.writeSyncMarkIfNeeded(sequence: 1)
+        try writer.writeSyncMarkIfNeeded(sequence: 1)
+        let found = try Self.records(fs, 1)
+        #expect(found.map(\.0) == [.batch, .syncMark], "one mark, not two")
+        #expect(found[1].2 == UInt64(found[1].3), "a mark vouches for everything before it")
+        #expect(fs.durableContents(of: Self.directory + "/" + WALFormat.fileName(1)) == fs.contents(of: Self.directory + "/" + WALFormat.fileName(1)))
+    }
+
+    @Test func aRollMarksTheOldSegmentAndStartsADurableNewOne() throws {
+        let fs = SimulatedFileSystem()
+        let (writer, inventory) = try Self.makeWriter(fs)
+        writer.stage(Self.batch(writer, sequence: 1))
+        try writer.writeStaged()
+        try writer.roll(lastSequence: 1)
+        #expect(writer.segmentNumber == 2)
+        #expect(try Self.records(fs, 1).map(\.0) == [.batch, .syncMark])
+        #expect(fs.durableContents(of: Self.directory + "/" + WALFormat.fileName(2))?.prefix(8).elementsEqual(WALFormat.magic) == true)
+        #expect(inventory.segmentCount == 2)
+        inventory.retire(below: 2, fileSystem: fs, directory: Self.directory)
+        #expect(inventory.segmentCount == 1)
+        #expect(try fs.kind(of: Self.directory + "/" + WALFormat.fileName(1)) == nil)
+    }
+
+    @Test func discardedRecordsAreNeverWritten() throws {
+        let fs = SimulatedFileSystem()
+        let (writer, _) = try Self.makeWriter(fs)
+        writer.stage(Self.batch(writer, sequence: 1))
+        writer.discardStaged()
+        try writer.writeStaged()
+        #expect(try Self.records(fs, 1).isEmpty)
+    }
+
+    @Test func theFileGrowsInPreallocatedSteps() throws {
+        let fs = SimulatedFileSystem()
+        let (writer, _) = try Self.makeWriter(fs, segmentBytes: 8 << 20)
+        for sequence in 1...40 as ClosedRange<UInt64> {
+            writer.stage(Self.batch(writer, sequence: sequence, valueBytes: 40_000))
+            try writer.writeStaged()
+        }
+        let size = fs.contents(of: Self.directory + "/" + WALFormat.fileName(1))!.count
+        #expect(size % WALWriter.preallocationStepBytes == 0)
+        #expect(try Self.records(fs, 1).count == 40)
+    }
+}
