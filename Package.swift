@@ -5,7 +5,7 @@ let strictSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     // Extra invariant checks (see STRATA_INTERNAL_CHECKS in the sources) are compiled into
     // debug builds only; release builds keep just the cheap preconditions.
-    .define("STRATA_INTERNAL_CHECKS", .when(configuration: .debug)),
+    .define("STRATA_INTERNAL_CHECKS", .when(configuration: .debug))
 ]
 
 let package = Package(
@@ -26,11 +26,11 @@ let package = Package(
         .library(name: "StrataVerifier", targets: ["StrataVerifier"]),
         .executable(name: "strata-fsck", targets: ["StrataFsck"]),
         // Regenerates the damaged-store fixtures: `swift run strata-fixtures Fixtures/stores`.
-        .executable(name: "strata-fixtures", targets: ["StrataFixtures"]),
+        .executable(name: "strata-fixtures", targets: ["StrataFixtures"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0")
     ],
     targets: [
         // zlib, reached through the system library: block compression, and the checksum's
@@ -94,6 +94,6 @@ let package = Package(
             // tests spawn.
             dependencies: ["StrataVerifier", "StrataFormat", "StrataIO", "StrataFixtureKit", "StrataFsck", "StrataTestSupport"],
             swiftSettings: strictSettings
-        ),
+        )
     ]
 )

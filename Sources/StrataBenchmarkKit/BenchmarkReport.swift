@@ -27,8 +27,10 @@ public struct BenchmarkReport: Sendable {
         var header = ["workload"] + engines.map(\.displayName)
         if !peers.isEmpty { header.append("best peer") }
         if hasSubject && !peers.isEmpty { header.append("Strata / best") }
-        var lines = ["| " + header.joined(separator: " | ") + " |",
-                     "|" + header.indices.map { $0 == 0 || header[$0] == "best peer" ? "---|" : "---:|" }.joined()]
+        var lines = [
+            "| " + header.joined(separator: " | ") + " |",
+            "|" + header.indices.map { $0 == 0 || header[$0] == "best peer" ? "---|" : "---:|" }.joined()
+        ]
         var notes: [String] = []
         for workload in workloads {
             var row = [workload.rawValue]

@@ -43,16 +43,17 @@ public struct BenchmarkResult: Sendable, Equatable {
     /// empty.
     public init(jsonLine: String) throws {
         guard let object = try JSONSerialization.jsonObject(with: Data(jsonLine.utf8)) as? [String: Any],
-              let engine = object["engine"] as? String,
-              let workloadName = object["workload"] as? String, let workload = Workload(rawValue: workloadName),
-              let ops = (object["ops"] as? NSNumber)?.intValue,
-              let seconds = (object["seconds"] as? NSNumber)?.doubleValue,
-              object["ops_per_s"] is NSNumber
+            let engine = object["engine"] as? String,
+            let workloadName = object["workload"] as? String, let workload = Workload(rawValue: workloadName),
+            let ops = (object["ops"] as? NSNumber)?.intValue,
+            let seconds = (object["seconds"] as? NSNumber)?.doubleValue,
+            object["ops_per_s"] is NSNumber
         else {
             throw BenchmarkUsageError("not a result line: \(jsonLine)")
         }
-        self.init(engine: engine, workload: workload, ops: ops, seconds: seconds,
-                  note: object["note"] as? String, verification: "")
+        self.init(
+            engine: engine, workload: workload, ops: ops, seconds: seconds,
+            note: object["note"] as? String, verification: "")
     }
 
     /// `text` as a JSON string literal, quotes included.

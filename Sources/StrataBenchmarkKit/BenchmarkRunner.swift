@@ -19,8 +19,10 @@ public final class BenchmarkRunner: Sendable {
     public let removeStores: Bool
     private let progress: @Sendable (String) -> Void
 
-    public init(settings: BenchmarkSettings, directory: String, removeStores: Bool = true,
-                progress: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(
+        settings: BenchmarkSettings, directory: String, removeStores: Bool = true,
+        progress: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.settings = settings
         self.directory = directory
         self.removeStores = removeStores
@@ -33,8 +35,10 @@ public final class BenchmarkRunner: Sendable {
     /// - Throws: `BenchmarkCheckFailure` on a wrong answer, `BenchmarkEngineFailure` when the
     ///   engine fails; either names the engine and the workload.
     @discardableResult
-    public func run(_ engine: any BenchmarkEngine, workloads: [Workload],
-                    onResult: (BenchmarkResult) -> Void = { _ in }) throws -> [BenchmarkResult] {
+    public func run(
+        _ engine: any BenchmarkEngine, workloads: [Workload],
+        onResult: (BenchmarkResult) -> Void = { _ in }
+    ) throws -> [BenchmarkResult] {
         let chosen = Workload.allCases.filter(workloads.contains)
         let engineDirectory = Self.join(directory, engine.name)
         try FileManager.default.createDirectory(atPath: engineDirectory, withIntermediateDirectories: true)
@@ -53,9 +57,10 @@ public final class BenchmarkRunner: Sendable {
             let result = try guarded(engine, workload) { try driver.perform(workload) }
             results.append(result)
             onResult(result)
-            progress("[\(engine.name)] \(workload.rawValue): \(result.ops) \(workload.unitPlural) in "
-                     + String(format: "%.3f s = %.0f ops/s", result.seconds, result.opsPerSecond)
-                     + "; checked: \(result.verification)" + (result.note.map { "; \($0)" } ?? ""))
+            progress(
+                "[\(engine.name)] \(workload.rawValue): \(result.ops) \(workload.unitPlural) in "
+                    + String(format: "%.3f s = %.0f ops/s", result.seconds, result.opsPerSecond)
+                    + "; checked: \(result.verification)" + (result.note.map { "; \($0)" } ?? ""))
             if workload == .fillrandom { fillrandomStoreReady = true }
             if removeStores {
                 if !workload.needsFillrandomStore && workload != .fillrandom || workload == lastUserOfFillrandom {
@@ -128,8 +133,10 @@ struct WorkloadDriver {
     }
 
     /// Opens a store, runs `body`, and closes it even when `body` throws.
-    private func withStore<T>(_ workload: Workload, fresh: Bool, durability: BenchmarkDurability,
-                              _ body: (any BenchmarkStore) throws -> T) throws -> T {
+    private func withStore<T>(
+        _ workload: Workload, fresh: Bool, durability: BenchmarkDurability,
+        _ body: (any BenchmarkStore) throws -> T
+    ) throws -> T {
         let path = storePath(for: workload)
         if fresh {
             try? FileManager.default.removeItem(atPath: path)
@@ -156,7 +163,10 @@ struct WorkloadDriver {
         defer { reader.close() }
         let tally = try reader.scanAll(expectedValueLength: settings.valueLength)
         guard tally.entries == count, tally.wrongValueLengths == 0 else {
-            throw fail(workload, "a full scan found \(tally.entries) entries (expected \(count)), \(tally.wrongValueLengths) with a value that is not \(settings.valueLength) bytes")
+            throw fail(
+                workload,
+                "a full scan found \(tally.entries) entries (expected \(count)), \(tally.wrongValueLengths) with a value that is not \(settings.valueLength) bytes"
+            )
         }
         return "a scan counts \(count) entries, every value \(settings.valueLength) bytes"
     }
@@ -184,8 +194,10 @@ struct WorkloadDriver {
 
     /// Puts `count` keys (index `keyAt(i)` for the i-th put) in transactions of
     /// `batchSize`, then syncs. Returns the seconds spent in the engine.
-    private func putBatches(_ store: any BenchmarkStore, count: Int, values: inout BenchmarkValues,
-                            keyAt: (Int) -> Int) throws -> Double {
+    private func putBatches(
+        _ store: any BenchmarkStore, count: Int, values: inout BenchmarkValues,
+        keyAt: (Int) -> Int
+    ) throws -> Double {
         var stopwatch = Stopwatch()
         var batch: [KeyValue] = []
         batch.reserveCapacity(settings.batchSize)
@@ -230,8 +242,9 @@ struct WorkloadDriver {
                 note = engine.compaction.note
             }
             let verification = try checkScan(store, .overwrite, expect: count)
-            return BenchmarkResult(engine: engine.name, workload: .overwrite, ops: count, seconds: seconds,
-                                   note: note, verification: verification)
+            return BenchmarkResult(
+                engine: engine.name, workload: .overwrite, ops: count, seconds: seconds,
+                note: note, verification: verification)
         }
     }
 
@@ -270,8 +283,9 @@ struct WorkloadDriver {
             let reader = try store.makeReader()
             defer { reader.close() }
             let seconds = try timedGets(reader, keys, .readrandom)
-            return BenchmarkResult(engine: engine.name, workload: .readrandom, ops: keys.count, seconds: seconds,
-                                   verification: "\(keys.count) gets find a \(settings.valueLength)-byte value")
+            return BenchmarkResult(
+                engine: engine.name, workload: .readrandom, ops: keys.count, seconds: seconds,
+                verification: "\(keys.count) gets find a \(settings.valueLength)-byte value")
         }
     }
 
@@ -282,10 +296,14 @@ struct WorkloadDriver {
             var stopwatch = Stopwatch()
             let tally = try stopwatch.time { try reader.scanAll(expectedValueLength: settings.valueLength) }
             guard tally.entries == settings.keyCount, tally.wrongValueLengths == 0 else {
-                throw fail(.readseq, "the scan found \(tally.entries) entries (expected \(settings.keyCount)), \(tally.wrongValueLengths) with a value that is not \(settings.valueLength) bytes")
+                throw fail(
+                    .readseq,
+                    "the scan found \(tally.entries) entries (expected \(settings.keyCount)), \(tally.wrongValueLengths) with a value that is not \(settings.valueLength) bytes"
+                )
             }
-            return BenchmarkResult(engine: engine.name, workload: .readseq, ops: tally.entries, seconds: stopwatch.seconds,
-                                   verification: "the scan counts \(tally.entries) entries, every value \(settings.valueLength) bytes")
+            return BenchmarkResult(
+                engine: engine.name, workload: .readseq, ops: tally.entries, seconds: stopwatch.seconds,
+                verification: "the scan counts \(tally.entries) entries, every value \(settings.valueLength) bytes")
         }
     }
 
@@ -335,8 +353,9 @@ struct WorkloadDriver {
             stop.set()
             threads.wait()
             if let error = errors.first { throw error }
-            return BenchmarkResult(engine: engine.name, workload: .readwhilewriting, ops: keys.count, seconds: seconds,
-                                   verification: "\(keys.count) gets find a \(valueLength)-byte value while \(written.value) puts overwrote keys")
+            return BenchmarkResult(
+                engine: engine.name, workload: .readwhilewriting, ops: keys.count, seconds: seconds,
+                verification: "\(keys.count) gets find a \(valueLength)-byte value while \(written.value) puts overwrote keys")
         }
     }
 
@@ -352,8 +371,9 @@ struct WorkloadDriver {
                 for put in puts { try store.write(put) }
             }
             let verification = try checkGets(store, .fillsync, keys: count)
-            return BenchmarkResult(engine: engine.name, workload: .fillsync, ops: count, seconds: stopwatch.seconds,
-                                   verification: verification)
+            return BenchmarkResult(
+                engine: engine.name, workload: .fillsync, ops: count, seconds: stopwatch.seconds,
+                verification: verification)
         }
     }
 
@@ -394,8 +414,9 @@ struct WorkloadDriver {
             }
             if let error = errors.first { throw error }
             let verification = try checkGets(store, .syncconc8, keys: count)
-            return BenchmarkResult(engine: engine.name, workload: .syncconc8, ops: count, seconds: stopwatch.seconds,
-                                   verification: verification)
+            return BenchmarkResult(
+                engine: engine.name, workload: .syncconc8, ops: count, seconds: stopwatch.seconds,
+                verification: verification)
         }
     }
 }

@@ -63,8 +63,9 @@ struct DemoCommand: ParsableCommand {
             if matches.count > 3 { say("  ...") }
 
             let stats = try store.stats()
-            say("Stats: version \(stats.version), \(stats.memtableEntries) memtable entries (\(stats.memtableBytes) bytes), "
-                + "\(stats.walSegments) WAL segment(s) holding \(stats.walBytes) bytes, \(stats.liveSnapshots) live snapshot(s).")
+            say(
+                "Stats: version \(stats.version), \(stats.memtableEntries) memtable entries (\(stats.memtableBytes) bytes), "
+                    + "\(stats.walSegments) WAL segment(s) holding \(stats.walBytes) bytes, \(stats.liveSnapshots) live snapshot(s).")
             snapshot.close()
             say("Closed the store. Next: strata get \(path) \(key)")
         }

@@ -48,20 +48,23 @@ struct StatsCommand: ParsableCommand {
             ("walSegments", "\(stats.walSegments)"),
             ("walBytes", "\(stats.walBytes)"),
             ("segmentFiles", "\(stats.segmentFiles)"),
-            ("segmentBytes", "\(stats.segmentBytes)"),
-        ] + stats.levels.filter { $0.files > 0 }.flatMap { level in
-            [("level\(level.level)Files", "\(level.files)"), ("level\(level.level)Bytes", "\(level.bytes)"),
-             ("level\(level.level)Entries", "\(level.entries)")]
-        } + [
-            ("spaceAmplification", stats.spaceAmplification.map { String(format: "%.3f", $0) }),
-            ("liveSnapshots", "\(stats.liveSnapshots)"),
-            ("oldestSnapshotVersion", stats.oldestSnapshotVersion.map { "\($0)" }),
-            ("blockCacheBytes", "\(stats.blockCacheBytes)"),
-            ("blockCacheCapacity", "\(stats.blockCacheCapacity)"),
-            ("flushes", "\(stats.flushes)"),
-            ("compactions", "\(stats.compactions)"),
-            ("writeStalls", "\(stats.writeStalls)"),
-            ("writeStallSeconds", String(format: "%.3f", stats.writeStallSeconds)),
+            ("segmentBytes", "\(stats.segmentBytes)")
         ]
+            + stats.levels.filter { $0.files > 0 }.flatMap { level in
+                [
+                    ("level\(level.level)Files", "\(level.files)"), ("level\(level.level)Bytes", "\(level.bytes)"),
+                    ("level\(level.level)Entries", "\(level.entries)")
+                ]
+            } + [
+                ("spaceAmplification", stats.spaceAmplification.map { String(format: "%.3f", $0) }),
+                ("liveSnapshots", "\(stats.liveSnapshots)"),
+                ("oldestSnapshotVersion", stats.oldestSnapshotVersion.map { "\($0)" }),
+                ("blockCacheBytes", "\(stats.blockCacheBytes)"),
+                ("blockCacheCapacity", "\(stats.blockCacheCapacity)"),
+                ("flushes", "\(stats.flushes)"),
+                ("compactions", "\(stats.compactions)"),
+                ("writeStalls", "\(stats.writeStalls)"),
+                ("writeStallSeconds", String(format: "%.3f", stats.writeStallSeconds))
+            ]
     }
 }

@@ -21,28 +21,28 @@ public struct CleanStore: Sendable {
         FixtureEncoding.put("cherry", "dark red", 3),
         FixtureEncoding.put("date", "brown", 4),
         FixtureEncoding.put("elderberry", "purple", 5),
-        FixtureEncoding.put("fig", "green", 6),
+        FixtureEncoding.put("fig", "green", 6)
     ]
     static let level0Entries = [
         FixtureEncoding.put("banana", "green", 7),
         FixtureEncoding.delete("cherry", 8),
         FixtureEncoding.put("grape", "purple", 9),
-        FixtureEncoding.put("kiwi", "brown", 10),
+        FixtureEncoding.put("kiwi", "brown", 10)
     ]
     /// What WAL segment 2 held before it was flushed into segment file 4.
     static let flushedTransactions = [
         FixtureTransaction(sequence: 7, [("banana", "green")]),
         FixtureTransaction(sequence: 8, [("cherry", nil)]),
         FixtureTransaction(sequence: 9, [("grape", "purple")]),
-        FixtureTransaction(sequence: 10, [("kiwi", "brown")]),
+        FixtureTransaction(sequence: 10, [("kiwi", "brown")])
     ]
     static let olderWALTransactions = [
         FixtureTransaction(sequence: 11, [("lemon", "yellow"), ("mango", "orange")]),
-        FixtureTransaction(sequence: 12, [("apple", nil)]),
+        FixtureTransaction(sequence: 12, [("apple", nil)])
     ]
     static let newerWALTransactions = [
         FixtureTransaction(sequence: 13, [("nectarine", "orange")]),
-        FixtureTransaction(sequence: 14, [("banana", "ripe"), ("kiwi", nil)]),
+        FixtureTransaction(sequence: 14, [("banana", "ripe"), ("kiwi", nil)])
     ]
 
     public var store: FixtureStore
@@ -63,7 +63,7 @@ public struct CleanStore: Sendable {
         level0Meta = FixtureEncoding.meta(level: 0, fileNumber: 4, bytes: level0, entries: Self.level0Entries)
         manifestEdits = [
             VersionEdit(logNumber: 2, lastSequence: 6, nextFileNumber: 4, added: [level1Meta]),
-            VersionEdit(logNumber: 3, lastSequence: 10, nextFileNumber: 5, added: [level0Meta]),
+            VersionEdit(logNumber: 3, lastSequence: 10, nextFileNumber: 5, added: [level0Meta])
         ]
         let manifest = FixtureEncoding.manifest(number: 3, manifestEdits)
         let older = FixtureEncoding.walSegment(number: 3, Self.olderWALTransactions)
@@ -79,7 +79,7 @@ public struct CleanStore: Sendable {
             Self.level0Segment: level0,
             Self.manifest: manifest.bytes,
             Self.olderWAL: older.bytes,
-            Self.newerWAL: newer.bytes,
+            Self.newerWAL: newer.bytes
         ])
     }
 

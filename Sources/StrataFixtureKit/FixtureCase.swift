@@ -17,8 +17,10 @@ public struct FixtureCase: Sendable {
     public var exitStatusWithRepair: Int32?
     public var store: FixtureStore
 
-    public init(name: String, damage: String, expectedCode: String?, expectedSeverity: String?, expectedFile: String?,
-                exitStatus: Int32, exitStatusWithRepair: Int32? = nil, store: FixtureStore) {
+    public init(
+        name: String, damage: String, expectedCode: String?, expectedSeverity: String?, expectedFile: String?,
+        exitStatus: Int32, exitStatusWithRepair: Int32? = nil, store: FixtureStore
+    ) {
         self.name = name
         self.damage = damage
         self.expectedCode = expectedCode

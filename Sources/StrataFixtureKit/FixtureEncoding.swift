@@ -52,9 +52,10 @@ public enum FixtureEncoding {
     /// What the manifest records about a segment file built from `entries`.
     public static func meta(level: Int, fileNumber: UInt64, bytes: [UInt8], entries: [SegmentEntry]) -> SegmentMeta {
         let sequences = entries.map(\.sequence)
-        return SegmentMeta(level: level, fileNumber: fileNumber, fileSize: UInt64(bytes.count), entryCount: UInt64(entries.count),
-                           smallestSequence: sequences.min() ?? 0, largestSequence: sequences.max() ?? 0,
-                           smallestKey: entries.first?.userKey ?? [], largestKey: entries.last?.userKey ?? [])
+        return SegmentMeta(
+            level: level, fileNumber: fileNumber, fileSize: UInt64(bytes.count), entryCount: UInt64(entries.count),
+            smallestSequence: sequences.min() ?? 0, largestSequence: sequences.max() ?? 0,
+            smallestKey: entries.first?.userKey ?? [], largestKey: entries.last?.userKey ?? [])
     }
 
     /// A put entry for a segment.

@@ -1,8 +1,9 @@
 import StrataFixtureKit
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `strata-fixtures <directory>`: writes every fixture store, and their README, into

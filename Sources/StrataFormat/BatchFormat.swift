@@ -85,9 +85,10 @@ public enum BatchFormat {
         guard let kind = RecordKind(rawValue: kindByte) else {
             throw FormatError(.malformed, "record kind \(kindByte) is neither a batch nor a sync mark", offset: baseOffset)
         }
-        let header = Header(kind: kind, sequence: try reader.readUInt64("sequence"),
-                            syncedThrough: try reader.readUInt64("synced-through offset"),
-                            count: try reader.readUInt32("operation count"))
+        let header = Header(
+            kind: kind, sequence: try reader.readUInt64("sequence"),
+            syncedThrough: try reader.readUInt64("synced-through offset"),
+            count: try reader.readUInt32("operation count"))
         if kind == .syncMark && header.count != 0 {
             throw FormatError(.malformed, "a sync mark holds \(header.count) operations; it must hold none", offset: baseOffset + 17)
         }

@@ -21,8 +21,10 @@ public enum WALSegmentReader {
     ///
     /// `sequenceFloor` is the sequence of the last record before this segment, if known.
     /// `record` may throw to stop the walk; the error reaches the caller.
-    public static func read(_ bytes: [UInt8], isLast: Bool, sequenceFloor: UInt64?,
-                            record: ([UInt8], Int) throws -> Void) rethrows -> Outcome {
+    public static func read(
+        _ bytes: [UInt8], isLast: Bool, sequenceFloor: UInt64?,
+        record: ([UInt8], Int) throws -> Void
+    ) rethrows -> Outcome {
         var scanner = WALScanner(bytes: bytes)
         var floor = sequenceFloor
         var provenThrough = WALFormat.headerSize

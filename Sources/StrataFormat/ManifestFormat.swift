@@ -73,8 +73,9 @@ public enum ManifestFormat {
             self.minorVersion = minorVersion
         }
 
-        static let kind = NumberedFileHeader.Kind(magic: ManifestFormat.magic, file: "manifest", format: "manifest",
-                                                  majorVersion: ManifestFormat.majorVersion, minorVersion: ManifestFormat.minorVersion)
+        static let kind = NumberedFileHeader.Kind(
+            magic: ManifestFormat.magic, file: "manifest", format: "manifest",
+            majorVersion: ManifestFormat.majorVersion, minorVersion: ManifestFormat.minorVersion)
 
         public func encoded() -> [UInt8] {
             NumberedFileHeader.encode(Self.kind, number: fileNumber, major: majorVersion, minor: minorVersion)
@@ -100,8 +101,10 @@ public struct SegmentMeta: Sendable, Equatable, Hashable {
     public var smallestKey: [UInt8]
     public var largestKey: [UInt8]
 
-    public init(level: Int, fileNumber: UInt64, fileSize: UInt64, entryCount: UInt64, smallestSequence: UInt64,
-                largestSequence: UInt64, smallestKey: [UInt8], largestKey: [UInt8]) {
+    public init(
+        level: Int, fileNumber: UInt64, fileSize: UInt64, entryCount: UInt64, smallestSequence: UInt64,
+        largestSequence: UInt64, smallestKey: [UInt8], largestKey: [UInt8]
+    ) {
         self.level = level
         self.fileNumber = fileNumber
         self.fileSize = fileSize
@@ -122,8 +125,10 @@ public struct VersionEdit: Sendable, Equatable {
     public var added: [SegmentMeta] = []
     public var removed: [(level: Int, fileNumber: UInt64)] = []
 
-    public init(logNumber: UInt64? = nil, lastSequence: UInt64? = nil, nextFileNumber: UInt64? = nil,
-                added: [SegmentMeta] = [], removed: [(level: Int, fileNumber: UInt64)] = []) {
+    public init(
+        logNumber: UInt64? = nil, lastSequence: UInt64? = nil, nextFileNumber: UInt64? = nil,
+        added: [SegmentMeta] = [], removed: [(level: Int, fileNumber: UInt64)] = []
+    ) {
         self.logNumber = logNumber
         self.lastSequence = lastSequence
         self.nextFileNumber = nextFileNumber
@@ -205,9 +210,11 @@ public struct VersionEdit: Sendable, Equatable {
                 guard !largestKey.lexicographicallyPrecedes(smallestKey) else {
                     throw FormatError(.malformed, "segment \(number) has its largest key before its smallest", offset: at)
                 }
-                edit.added.append(SegmentMeta(level: level, fileNumber: number, fileSize: size, entryCount: entries,
-                                              smallestSequence: smallestSequence, largestSequence: largestSequence,
-                                              smallestKey: smallestKey, largestKey: largestKey))
+                edit.added.append(
+                    SegmentMeta(
+                        level: level, fileNumber: number, fileSize: size, entryCount: entries,
+                        smallestSequence: smallestSequence, largestSequence: largestSequence,
+                        smallestKey: smallestKey, largestKey: largestKey))
             }
         }
         return edit

@@ -51,8 +51,9 @@ struct NumberedFileHeader {
             throw FormatError(.checksumMismatch, "\(kind.file) header checksum mismatch", offset: 28)
         }
         guard major <= kind.majorVersion else {
-            throw FormatError(.unsupportedVersion(major: major, minor: minor),
-                              "\(kind.format) format version \(major).\(minor) is newer than the \(kind.majorVersion).\(kind.minorVersion) this build reads", offset: 8)
+            throw FormatError(
+                .unsupportedVersion(major: major, minor: minor),
+                "\(kind.format) format version \(major).\(minor) is newer than the \(kind.majorVersion).\(kind.minorVersion) this build reads", offset: 8)
         }
         return (number, major, minor)
     }

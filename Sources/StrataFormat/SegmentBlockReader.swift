@@ -167,7 +167,8 @@ public struct SegmentBlockReader: Sendable {
     /// full keys, then a linear scan of at most one restart interval.
     public func seek(_ target: [UInt8]) throws(FormatError) -> Cursor {
         // Largest restart whose key is < target; restart 0 if none is.
-        var low = 0, high = restarts.count - 1
+        var low = 0
+        var high = restarts.count - 1
         while low < high {
             let mid = (low + high + 1) / 2
             var probe = Cursor(block: self, position: restarts[mid], restartIndex: mid)

@@ -75,8 +75,10 @@ public struct SegmentBuilder: Sendable {
     /// `add` with key and value borrowed: flushes and compactions pass both straight from
     /// the memtable or the input block, and the builder copies them only into the block, so
     /// adding an entry allocates nothing.
-    public mutating func add(borrowingKey userKey: UnsafeRawBufferPointer, sequence: UInt64, kind: SegmentFormat.EntryKind,
-                             value: UnsafeRawBufferPointer) throws(SegmentBuilderError) {
+    public mutating func add(
+        borrowingKey userKey: UnsafeRawBufferPointer, sequence: UInt64, kind: SegmentFormat.EntryKind,
+        value: UnsafeRawBufferPointer
+    ) throws(SegmentBuilderError) {
         guard sequence <= SegmentFormat.maxSequence else {
             throw SegmentBuilderError(.sequenceTooLarge, "sequence \(sequence) does not fit in 56 bits")
         }

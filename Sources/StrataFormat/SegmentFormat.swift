@@ -76,12 +76,14 @@ public enum SegmentFormat {
         let common = min(aUser, bUser)
         var i = 0
         while i < common {
-            let x = a[i], y = b[i]
+            let x = a[i]
+            let y = b[i]
             if x != y { return x < y ? -1 : 1 }
             i += 1
         }
         if aUser != bUser { return aUser < bUser ? -1 : 1 }
-        let at = loadTrailer(a), bt = loadTrailer(b)
+        let at = loadTrailer(a)
+        let bt = loadTrailer(b)
         return at == bt ? 0 : (at > bt ? -1 : 1)
     }
 
@@ -134,7 +136,8 @@ public enum SegmentFormat {
         var stored = contents
         var type = Compression.none
         if let level = compressionLevel, let packed = deflate(contents, level: level),
-           packed.count <= contents.count - contents.count / 8 {
+            packed.count <= contents.count - contents.count / 8
+        {
             stored = packed
             type = .zlib
         }
@@ -189,13 +192,19 @@ public enum SegmentFormat {
     /// Reads, checks and (if needed) decompresses the block at `handle`. Fails with
     /// `.checksumMismatch` at the block's offset if the trailer's CRC does not match, and
     /// with `.malformed` if the block (with trailer) does not lie inside `file[0..<limit]`.
-    public static func readBlock(_ file: UnsafeRawBufferPointer, handle: BlockHandle, limit: Int? = nil, what: String = "block") throws(FormatError) -> (contents: [UInt8], compression: Compression) {
+    public static func readBlock(_ file: UnsafeRawBufferPointer, handle: BlockHandle, limit: Int? = nil, what: String = "block") throws(FormatError) -> (
+        contents: [UInt8], compression: Compression
+    ) {
         let end = limit ?? file.count
         guard handle.offset <= UInt64(end), handle.size <= UInt64(end) - handle.offset,
-              UInt64(blockTrailerSize) <= UInt64(end) - handle.offset - handle.size else {
-            throw FormatError(.malformed, "\(what) at \(handle.offset) of \(handle.size) bytes runs past the end of the block area (\(end))", offset: Int(clamping: handle.offset))
+            UInt64(blockTrailerSize) <= UInt64(end) - handle.offset - handle.size
+        else {
+            throw FormatError(
+                .malformed, "\(what) at \(handle.offset) of \(handle.size) bytes runs past the end of the block area (\(end))",
+                offset: Int(clamping: handle.offset))
         }
-        let offset = Int(handle.offset), size = Int(handle.size)
+        let offset = Int(handle.offset)
+        let size = Int(handle.size)
         let stored = UnsafeRawBufferPointer(rebasing: file[offset..<(offset + size)])
         var reader = ByteReader(file, position: offset + size)
         let type = try reader.readUInt8("compression type")
@@ -243,9 +252,11 @@ public enum SegmentFormat {
         public var smallestSequence: UInt64
         public var largestSequence: UInt64
 
-        public init(indexHandle: BlockHandle, filterHandle: BlockHandle, entryCount: UInt64,
-                    smallestSequence: UInt64, largestSequence: UInt64,
-                    majorVersion: UInt16 = SegmentFormat.majorVersion, minorVersion: UInt16 = SegmentFormat.minorVersion) {
+        public init(
+            indexHandle: BlockHandle, filterHandle: BlockHandle, entryCount: UInt64,
+            smallestSequence: UInt64, largestSequence: UInt64,
+            majorVersion: UInt16 = SegmentFormat.majorVersion, minorVersion: UInt16 = SegmentFormat.minorVersion
+        ) {
             self.majorVersion = majorVersion
             self.minorVersion = minorVersion
             self.indexHandle = indexHandle
@@ -301,11 +312,14 @@ public enum SegmentFormat {
                 throw FormatError(.checksumMismatch, "segment footer checksum mismatch", offset: start + SegmentFormat.footerSize - 4)
             }
             guard major <= SegmentFormat.majorVersion else {
-                throw FormatError(.unsupportedVersion(major: major, minor: minor),
-                                  "segment format version \(major).\(minor) is newer than the \(SegmentFormat.majorVersion).\(SegmentFormat.minorVersion) this build reads", offset: start + 8)
+                throw FormatError(
+                    .unsupportedVersion(major: major, minor: minor),
+                    "segment format version \(major).\(minor) is newer than the \(SegmentFormat.majorVersion).\(SegmentFormat.minorVersion) this build reads",
+                    offset: start + 8)
             }
             guard footer.smallestSequence <= footer.largestSequence, footer.largestSequence <= SegmentFormat.maxSequence else {
-                throw FormatError(.malformed, "segment footer sequence range \(footer.smallestSequence)...\(footer.largestSequence) is invalid", offset: start + 56)
+                throw FormatError(
+                    .malformed, "segment footer sequence range \(footer.smallestSequence)...\(footer.largestSequence) is invalid", offset: start + 56)
             }
             return footer
         }

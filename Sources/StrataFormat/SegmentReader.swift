@@ -55,7 +55,9 @@ public struct SegmentReader: Sendable {
         try self.init(Array(bytes))
     }
 
-    static func read(_ bytes: [UInt8], _ handle: SegmentFormat.BlockHandle, limit: Int, what: String) throws(FormatError) -> (contents: [UInt8], compression: SegmentFormat.Compression) {
+    static func read(_ bytes: [UInt8], _ handle: SegmentFormat.BlockHandle, limit: Int, what: String) throws(FormatError) -> (
+        contents: [UInt8], compression: SegmentFormat.Compression
+    ) {
         try withBorrowedBytes(bytes) { raw throws(FormatError) in
             try SegmentFormat.readBlock(raw, handle: handle, limit: limit, what: what)
         }
@@ -68,8 +70,9 @@ public struct SegmentReader: Sendable {
     public func dataBlock(_ i: Int) throws(FormatError) -> SegmentBlockReader {
         let handle = index[i].handle
         let block = try Self.read(bytes, handle, limit: blockAreaEnd, what: "data block")
-        return try SegmentBlockReader(block.contents, blockOffset: Int(handle.offset),
-                                      positionsAreFileOffsets: block.compression == .none)
+        return try SegmentBlockReader(
+            block.contents, blockOffset: Int(handle.offset),
+            positionsAreFileOffsets: block.compression == .none)
     }
 
     /// False if the segment certainly holds no version of `userKey`.
@@ -93,7 +96,8 @@ public struct SegmentReader: Sendable {
     public func seek(userKey: [UInt8], sequence: UInt64 = SegmentFormat.maxSequence) throws(FormatError) -> Cursor {
         let target = SegmentFormat.seekKey(userKey: userKey, sequence: sequence)
         // First block whose separator is >= target: every earlier block holds only smaller keys.
-        var low = 0, high = index.count
+        var low = 0
+        var high = index.count
         while low < high {
             let mid = (low + high) / 2
             if SegmentFormat.compareInternalKeys(index[mid].separator, target) < 0 {
@@ -114,7 +118,8 @@ public struct SegmentReader: Sendable {
         out.reserveCapacity(Int(clamping: min(footer.entryCount, 1 << 20)))
         while let entry = try cursor.next() { out.append(entry) }
         guard UInt64(out.count) == footer.entryCount else {
-            throw FormatError(.malformed, "segment holds \(out.count) entries, its footer says \(footer.entryCount)", offset: bytes.count - SegmentFormat.footerSize + 48)
+            throw FormatError(
+                .malformed, "segment holds \(out.count) entries, its footer says \(footer.entryCount)", offset: bytes.count - SegmentFormat.footerSize + 48)
         }
         return out
     }

@@ -47,8 +47,9 @@ public struct SegmentTail: Sendable {
         let filterEnd = filterHandle.offset.addingReportingOverflow(filterHandle.size &+ trailer)
         let indexEnd = indexHandle.offset.addingReportingOverflow(indexHandle.size &+ trailer)
         guard filterHandle.size < UInt64(end), indexHandle.size < UInt64(end),
-              !filterEnd.overflow, !indexEnd.overflow,
-              filterEnd.partialValue == indexHandle.offset, indexEnd.partialValue == UInt64(end) else {
+            !filterEnd.overflow, !indexEnd.overflow,
+            filterEnd.partialValue == indexHandle.offset, indexEnd.partialValue == UInt64(end)
+        else {
             throw FormatError(.malformed, "segment footer's filter and index handles do not end at the footer", offset: end + 16)
         }
         let filterBlock = try SegmentFormat.readBlock(bytes, handle: filterHandle, limit: end, what: "filter block")
@@ -59,8 +60,9 @@ public struct SegmentTail: Sendable {
 
         let indexOffset = Int(indexHandle.offset)
         let indexBlock = try SegmentFormat.readBlock(bytes, handle: indexHandle, limit: end, what: "index block")
-        let indexReader = try SegmentBlockReader(indexBlock.contents, blockOffset: indexOffset,
-                                                 positionsAreFileOffsets: indexBlock.compression == .none)
+        let indexReader = try SegmentBlockReader(
+            indexBlock.contents, blockOffset: indexOffset,
+            positionsAreFileOffsets: indexBlock.compression == .none)
         var entries = [SegmentIndexEntry]()
         var cursor = indexReader.makeCursor()
         var previousEnd: UInt64 = 0

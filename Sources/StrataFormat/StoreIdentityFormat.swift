@@ -35,8 +35,9 @@ public enum StoreIdentityFormat {
         let major = UInt16(bytes[8]) | UInt16(bytes[9]) << 8
         let minor = UInt16(bytes[10]) | UInt16(bytes[11]) << 8
         guard major <= majorVersion else {
-            throw FormatError(.unsupportedVersion(major: major, minor: minor),
-                              "store format version \(major).\(minor) is newer than the \(majorVersion).\(minorVersion) this build reads", offset: 8)
+            throw FormatError(
+                .unsupportedVersion(major: major, minor: minor),
+                "store format version \(major).\(minor) is newer than the \(majorVersion).\(minorVersion) this build reads", offset: 8)
         }
         return (major, minor)
     }

@@ -49,8 +49,9 @@ public enum WALFormat {
             self.minorVersion = minorVersion
         }
 
-        static let kind = NumberedFileHeader.Kind(magic: WALFormat.magic, file: "WAL segment", format: "WAL",
-                                                  majorVersion: WALFormat.majorVersion, minorVersion: WALFormat.minorVersion)
+        static let kind = NumberedFileHeader.Kind(
+            magic: WALFormat.magic, file: "WAL segment", format: "WAL",
+            majorVersion: WALFormat.majorVersion, minorVersion: WALFormat.minorVersion)
 
         public func encoded() -> [UInt8] {
             NumberedFileHeader.encode(Self.kind, number: segmentNumber, major: majorVersion, minor: minorVersion)

@@ -45,9 +45,11 @@ public struct WALScanner {
             }
             let fragmentStart = position
             let header = bytes.withUnsafeBytes { raw in
-                (raw.loadUnaligned(fromByteOffset: fragmentStart, as: UInt32.self).littleEndian,
-                 raw.loadUnaligned(fromByteOffset: fragmentStart + 4, as: UInt16.self).littleEndian,
-                 raw[fragmentStart + 6])
+                (
+                    raw.loadUnaligned(fromByteOffset: fragmentStart, as: UInt32.self).littleEndian,
+                    raw.loadUnaligned(fromByteOffset: fragmentStart + 4, as: UInt16.self).littleEndian,
+                    raw[fragmentStart + 6]
+                )
             }
             let (storedCRC, length, typeByte) = header
             if storedCRC == 0 && length == 0 && typeByte == 0 {
@@ -64,8 +66,9 @@ public struct WALScanner {
                 return .invalid(offset: recordStart ?? fragmentStart, reason: "fragment length \(length) runs past its block or the file")
             }
             let crc = bytes.withUnsafeBytes { raw in
-                WALFormat.fragmentChecksum(length: length, type: typeByte,
-                                           payload: UnsafeRawBufferPointer(rebasing: raw[payloadStart..<(payloadStart + Int(length))]))
+                WALFormat.fragmentChecksum(
+                    length: length, type: typeByte,
+                    payload: UnsafeRawBufferPointer(rebasing: raw[payloadStart..<(payloadStart + Int(length))]))
             }
             guard crc == storedCRC else {
                 return .invalid(offset: recordStart ?? fragmentStart, reason: "fragment checksum mismatch")

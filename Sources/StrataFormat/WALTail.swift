@@ -56,8 +56,10 @@ public enum WALTail {
     /// starts: a damaged length field hides where the next record begins, and the evidence
     /// that matters most (the records of the same group commit, or a sync mark) usually sits
     /// in the same block as the damage.
-    public static func firstIntactRecord(in bytes: [UInt8], after offset: Int,
-                                         where accept: ([UInt8], Int) -> Bool) -> Int? {
+    public static func firstIntactRecord(
+        in bytes: [UInt8], after offset: Int,
+        where accept: ([UInt8], Int) -> Bool
+    ) -> Int? {
         // No record can start past the last non-zero byte: its header holds a non-zero type.
         guard let lastNonZero = lastNonZeroIndex(bytes) else { return nil }
         let blockSize = WALFormat.blockSize
@@ -75,7 +77,8 @@ public enum WALTail {
             let type = bytes[position + 6]
             let length = Int(bytes[position + 4]) | Int(bytes[position + 5]) << 8
             if type == WALFormat.FragmentType.full.rawValue || type == WALFormat.FragmentType.first.rawValue,
-               length <= room - headerSize, position + headerSize + length <= bytes.count {
+                length <= room - headerSize, position + headerSize + length <= bytes.count
+            {
                 var probe = WALScanner(bytes: bytes, start: position)
                 if case .record(let payload, let start, _) = probe.next(), accept(payload, start) {
                     return start

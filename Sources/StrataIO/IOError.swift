@@ -1,11 +1,11 @@
 // The error every `FileSystem` operation throws. errno values are mapped to codes here and
 // nowhere else, so the engine can tell a full disk from a permission problem.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 public struct IOError: Error, Sendable, CustomStringConvertible {
@@ -14,7 +14,7 @@ public struct IOError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
             case notFound, alreadyExists, permissionDenied, noSpace, wouldBlock, notADirectory,
-                 isADirectory, readOnlyFileSystem, tooManyOpenFiles, interrupted, closed, crashed, other
+                isADirectory, readOnlyFileSystem, tooManyOpenFiles, interrupted, closed, crashed, other
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }

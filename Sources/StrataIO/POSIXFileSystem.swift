@@ -1,11 +1,11 @@
 // The production `FileSystem`: plain POSIX calls. This file and IOError.swift are the only
 // places in Strata that talk to the operating system about files.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 public struct POSIXFileSystem: FileSystem {
@@ -56,9 +56,9 @@ public struct POSIXFileSystem: FileSystem {
 
     public func rename(_ source: String, to destination: String) throws {
         #if canImport(Glibc)
-        let result = Glibc.rename(source, destination)
+            let result = Glibc.rename(source, destination)
         #else
-        let result = Darwin.rename(source, destination)
+            let result = Darwin.rename(source, destination)
         #endif
         guard result == 0 else { throw IOError(errno: errno, operation: "rename", path: "\(source) -> \(destination)") }
     }
@@ -70,7 +70,7 @@ public struct POSIXFileSystem: FileSystem {
     public func syncDirectory(_ path: String) throws {
         let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
         guard fd >= 0 else { throw IOError(errno: errno, operation: "open directory", path: path) }
-        defer { _ = Glibc_close(fd) }
+        defer { _ = closeDescriptor(fd) }
         guard fsync(fd) == 0 else { throw IOError(errno: errno, operation: "fsync directory", path: path) }
     }
 
@@ -81,7 +81,7 @@ public struct POSIXFileSystem: FileSystem {
         // open of the same store inside this process is refused too.
         guard retryingEINTR({ flock(fd, LOCK_EX | LOCK_NB) }) == 0 else {
             let error = IOError(errno: errno, operation: "flock", path: path)
-            _ = Glibc_close(fd)
+            _ = closeDescriptor(fd)
             throw error
         }
         return POSIXFileLock(descriptor: fd)
@@ -90,7 +90,7 @@ public struct POSIXFileSystem: FileSystem {
 
 /// `close` under a name that does not collide with the protocol methods.
 @inline(__always)
-func Glibc_close(_ fd: Int32) -> Int32 {
+func closeDescriptor(_ fd: Int32) -> Int32 {
     close(fd)
 }
 
@@ -116,7 +116,7 @@ final class POSIXFileHandle: FileHandle, @unchecked Sendable {
     }
 
     deinit {
-        if !state.isSet { _ = Glibc_close(descriptor) }
+        if !state.isSet { _ = closeDescriptor(descriptor) }
     }
 
     private func checkOpen(_ operation: String) throws {
@@ -171,13 +171,13 @@ final class POSIXFileHandle: FileHandle, @unchecked Sendable {
     func sync() throws {
         try checkOpen("sync")
         #if canImport(Darwin)
-        // On Darwin fsync does not reach the platter; F_FULLFSYNC does.
-        if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
-        guard fsync(descriptor) == 0 else { throw IOError(errno: errno, operation: "fsync", path: path) }
+            // On Darwin fsync does not reach the platter; F_FULLFSYNC does.
+            if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
+            guard fsync(descriptor) == 0 else { throw IOError(errno: errno, operation: "fsync", path: path) }
         #else
-        guard retryingEINTR({ fdatasync(descriptor) }) == 0 else {
-            throw IOError(errno: errno, operation: "fdatasync", path: path)
-        }
+            guard retryingEINTR({ fdatasync(descriptor) }) == 0 else {
+                throw IOError(errno: errno, operation: "fdatasync", path: path)
+            }
         #endif
     }
 
@@ -200,21 +200,21 @@ final class POSIXFileHandle: FileHandle, @unchecked Sendable {
         let current = try self.size()
         guard size > current else { return }
         #if os(Linux)
-        // posix_fallocate returns the error number rather than setting errno.
-        let failure = posix_fallocate(descriptor, off_t(current), off_t(size - current))
-        if failure == 0 { return }
-        // Some file systems cannot preallocate; an ordinary extension still keeps the file
-        // size fixed while the log fills it, which is what matters for fdatasync.
-        guard failure == EOPNOTSUPP || failure == ENOSYS || failure == EINVAL else {
-            throw IOError(errno: failure, operation: "fallocate", path: path)
-        }
+            // posix_fallocate returns the error number rather than setting errno.
+            let failure = posix_fallocate(descriptor, off_t(current), off_t(size - current))
+            if failure == 0 { return }
+            // Some file systems cannot preallocate; an ordinary extension still keeps the file
+            // size fixed while the log fills it, which is what matters for fdatasync.
+            guard failure == EOPNOTSUPP || failure == ENOSYS || failure == EINVAL else {
+                throw IOError(errno: failure, operation: "fallocate", path: path)
+            }
         #endif
         try truncate(to: size)
     }
 
     func close() throws {
         guard state.set() else { return }
-        guard Glibc_close(descriptor) == 0 else { throw IOError(errno: errno, operation: "close", path: path) }
+        guard closeDescriptor(descriptor) == 0 else { throw IOError(errno: errno, operation: "close", path: path) }
     }
 }
 
@@ -234,6 +234,6 @@ final class POSIXFileLock: FileLock, @unchecked Sendable {
         // until it execs: a store closed at that moment stayed locked, and reopening it
         // failed with `.locked`.
         _ = retryingEINTR { flock(descriptor, LOCK_UN) }
-        _ = Glibc_close(descriptor)
+        _ = closeDescriptor(descriptor)
     }
 }

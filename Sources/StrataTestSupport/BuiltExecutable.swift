@@ -23,7 +23,8 @@ public enum BuiltExecutable {
             let candidate = directory.appendingPathComponent(name)
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-               FileManager.default.isExecutableFile(atPath: candidate.path) {
+                FileManager.default.isExecutableFile(atPath: candidate.path)
+            {
                 return candidate
             }
         }

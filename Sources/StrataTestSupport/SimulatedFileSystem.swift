@@ -163,8 +163,8 @@ public final class SimulatedFileSystem: FileSystem {
 
     private func fileID(_ path: String, in state: SimulatedState) -> Int? {
         guard let components = try? pathComponents(path, "inspect"),
-              let id = try? state.lookup(components, "inspect", path),
-              state.files[id] != nil
+            let id = try? state.lookup(components, "inspect", path),
+            state.files[id] != nil
         else { return nil }
         return id
     }
@@ -259,7 +259,7 @@ public final class SimulatedFileSystem: FileSystem {
             guard replaced != moving else { return }
             if fromParent == toParent {
                 state.directories[fromParent]!.record([
-                    EntryChange(name: fromName, target: nil), EntryChange(name: toName, target: moving),
+                    EntryChange(name: fromName, target: nil), EntryChange(name: toName, target: moving)
                 ])
             } else {
                 state.directories[fromParent]!.record([EntryChange(name: fromName, target: nil)])

@@ -5,8 +5,10 @@ extension VerificationRun {
     /// repair may delete, and files the store does not know, which it leaves alone.
     mutating func reportLeftovers(_ manifest: ManifestReading, wal: WALReading) {
         for name in directory.names where directory.nonFiles.contains(name) {
-            add(VerifierFinding(severity: .warning, file: name, code: FindingCode.fileUnknown,
-                                message: "this is not a regular file, and the store does not use it; move it out of the store directory"))
+            add(
+                VerifierFinding(
+                    severity: .warning, file: name, code: FindingCode.fileUnknown,
+                    message: "this is not a regular file, and the store does not use it; move it out of the store directory"))
         }
         for file in files where !referenced.contains(file.name) {
             switch file.kind {
@@ -22,27 +24,41 @@ extension VerificationRun {
             case .segment:
                 if manifest.name != nil {
                     guard manifest.state != nil else { continue }
-                    unreferenced(file.name, "a segment file the manifest does not list: left behind by a flush or compaction that a crash interrupted, or whose removal did not finish")
+                    unreferenced(
+                        file.name,
+                        "a segment file the manifest does not list: left behind by a flush or compaction that a crash interrupted, or whose removal did not finish"
+                    )
                 } else if wal.firstSequence == 1 {
-                    unreferenced(file.name, "a segment file, but the store has no manifest yet and its WAL holds every write from sequence 1: left behind by a first flush that a crash interrupted")
+                    unreferenced(
+                        file.name,
+                        "a segment file, but the store has no manifest yet and its WAL holds every write from sequence 1: left behind by a first flush that a crash interrupted"
+                    )
                 } else {
                     // Without a manifest, a segment file is only provably redundant when the
                     // WAL holds everything; otherwise the manifest may be what was lost.
-                    add(VerifierFinding(severity: .warning, file: file.name, code: FindingCode.fileUnreferenced,
-                                        message: "no manifest lists this segment file, but the store has no manifest at all and its WAL does not start at sequence 1, so the manifest may have been lost and this file may hold the only copy of some writes; keep it, and restore the store from a backup"))
+                    add(
+                        VerifierFinding(
+                            severity: .warning, file: file.name, code: FindingCode.fileUnreferenced,
+                            message:
+                                "no manifest lists this segment file, but the store has no manifest at all and its WAL does not start at sequence 1, so the manifest may have been lost and this file may hold the only copy of some writes; keep it, and restore the store from a backup"
+                        ))
                 }
             case .temporary:
                 unreferenced(file.name, "a file written before a rename that a crash prevented; the store never reads it")
             case .unknown:
-                add(VerifierFinding(severity: .warning, file: file.name, code: FindingCode.fileUnknown,
-                                    message: "the store does not use this file; move it out of the store directory, which should hold only Strata's files"))
+                add(
+                    VerifierFinding(
+                        severity: .warning, file: file.name, code: FindingCode.fileUnknown,
+                        message: "the store does not use this file; move it out of the store directory, which should hold only Strata's files"))
             }
         }
     }
 
     private mutating func unreferenced(_ name: String, _ why: String) {
-        add(VerifierFinding(severity: .warning, file: name, code: FindingCode.fileUnreferenced,
-                            message: "nothing references this file (\(why)); repair deletes it", repairable: true),
+        add(
+            VerifierFinding(
+                severity: .warning, file: name, code: FindingCode.fileUnreferenced,
+                message: "nothing references this file (\(why)); repair deletes it", repairable: true),
             repair: .remove(file: name))
     }
 }

@@ -23,12 +23,18 @@ enum ManifestCheck {
             if case .unsupportedVersion = error.kind {
                 report(FindingCode.manifestUnsupportedVersion, error.offset, "\(error.message); check this store with a newer strata-fsck")
             } else {
-                report(FindingCode.manifestHeader, error.offset, "the manifest's header is damaged (\(error.message)), so the store cannot tell which segment files it holds; restore the store from a backup")
+                report(
+                    FindingCode.manifestHeader, error.offset,
+                    "the manifest's header is damaged (\(error.message)), so the store cannot tell which segment files it holds; restore the store from a backup"
+                )
             }
             return Outcome(state: nil, findings: findings)
         }
         if header.fileNumber != number {
-            report(FindingCode.manifestNumberMismatch, 16, "the manifest's header says it is number \(header.fileNumber), but its name says \(number); the file was renamed or copied over: restore the store from a backup")
+            report(
+                FindingCode.manifestNumberMismatch, 16,
+                "the manifest's header says it is number \(header.fileNumber), but its name says \(number); the file was renamed or copied over: restore the store from a backup"
+            )
         }
 
         var replay = ManifestReplay(file: name)
@@ -44,7 +50,10 @@ enum ManifestCheck {
                 } catch {
                     // The record passed its checksum, so it was written whole: a torn append
                     // cannot produce it, whatever its position.
-                    report(FindingCode.manifestBadEdit, offset, "the manifest record at byte \(offset) is intact but does not decode (\(error.message)); it was written by a newer or faulty Strata: restore the store from a backup")
+                    report(
+                        FindingCode.manifestBadEdit, offset,
+                        "the manifest record at byte \(offset) is intact but does not decode (\(error.message)); it was written by a newer or faulty Strata: restore the store from a backup"
+                    )
                     throw Stop()
                 }
                 replay.apply(edit, isFirst: records == 0, offset: offset)
@@ -57,18 +66,29 @@ enum ManifestCheck {
         case nil:
             break
         case .corruption(let offset, let reason, .laterRecord(let later))?:
-            report(FindingCode.manifestCorruptRecord, offset, "the manifest is damaged at byte \(offset) (\(reason)), and a record at byte \(later) follows, so these bytes had been synced: this is corruption, restore the store from a backup")
+            report(
+                FindingCode.manifestCorruptRecord, offset,
+                "the manifest is damaged at byte \(offset) (\(reason)), and a record at byte \(later) follows, so these bytes had been synced: this is corruption, restore the store from a backup"
+            )
             return Outcome(state: nil, findings: findings + replay.findings)
         case .corruption(let offset, let reason, _)?:
-            report(FindingCode.manifestCorruptRecord, offset, "the manifest's first record, its snapshot, is damaged (\(reason)); it was synced before the manifest was installed, so this is corruption: restore the store from a backup")
+            report(
+                FindingCode.manifestCorruptRecord, offset,
+                "the manifest's first record, its snapshot, is damaged (\(reason)); it was synced before the manifest was installed, so this is corruption: restore the store from a backup"
+            )
             return Outcome(state: nil, findings: findings + replay.findings)
         case .tornTail(let offset, let reason, _)?:
-            findings.append(VerifierFinding(
-                severity: .info, file: name, offset: Int64(offset), code: FindingCode.manifestTornRecord,
-                message: "the manifest's last record, at byte \(offset), is incomplete (\(reason)): an append that a crash interrupted before it was acknowledged; the store ignores it when it opens"))
+            findings.append(
+                VerifierFinding(
+                    severity: .info, file: name, offset: Int64(offset), code: FindingCode.manifestTornRecord,
+                    message:
+                        "the manifest's last record, at byte \(offset), is incomplete (\(reason)): an append that a crash interrupted before it was acknowledged; the store ignores it when it opens"
+                ))
         }
         if records == 0 {
-            report(FindingCode.manifestEmpty, ManifestFormat.headerSize, "the manifest has no records, not even its snapshot, so the store cannot tell which segment files it holds; restore the store from a backup")
+            report(
+                FindingCode.manifestEmpty, ManifestFormat.headerSize,
+                "the manifest has no records, not even its snapshot, so the store cannot tell which segment files it holds; restore the store from a backup")
             return Outcome(state: nil, findings: findings)
         }
         replay.finish(manifestNumber: number)

@@ -22,8 +22,10 @@ struct ManifestReplay {
         setScalar(\.lastSequence, edit.lastSequence, "last sequence", offset: offset)
         if let next = edit.nextFileNumber {
             if let old = state.nextFileNumber, next < old {
-                report(FindingCode.manifestNumberDecreased, offset,
-                      "the record at byte \(offset) lowers the next file number from \(old) to \(next), so a file number could be given out twice; the manifest is inconsistent: restore the store from a backup")
+                report(
+                    FindingCode.manifestNumberDecreased, offset,
+                    "the record at byte \(offset) lowers the next file number from \(old) to \(next), so a file number could be given out twice; the manifest is inconsistent: restore the store from a backup"
+                )
             }
             state.nextFileNumber = next
         }
@@ -36,25 +38,32 @@ struct ManifestReplay {
                 removedHere.append(removal.fileNumber)
             } else {
                 let whereItIs = state.live[removal.fileNumber].map { "it is at level \($0.level)" } ?? "it is not a live segment"
-                report(FindingCode.manifestRemoveNotLive, offset,
-                      "the record at byte \(offset) removes \(name) from level \(removal.level), but \(whereItIs); the manifest is inconsistent: restore the store from a backup")
+                report(
+                    FindingCode.manifestRemoveNotLive, offset,
+                    "the record at byte \(offset) removes \(name) from level \(removal.level), but \(whereItIs); the manifest is inconsistent: restore the store from a backup"
+                )
             }
         }
         var addedHere = Set<UInt64>()
         for meta in edit.added {
             let name = ManifestFormat.segmentFileName(meta.fileNumber)
             if state.live[meta.fileNumber] != nil || addedHere.contains(meta.fileNumber) {
-                report(FindingCode.manifestDuplicateFile, offset,
-                      "the record at byte \(offset) adds \(name), which is already live; the manifest is inconsistent: restore the store from a backup")
+                report(
+                    FindingCode.manifestDuplicateFile, offset,
+                    "the record at byte \(offset) adds \(name), which is already live; the manifest is inconsistent: restore the store from a backup")
             } else if retired.contains(meta.fileNumber) {
-                report(FindingCode.manifestDuplicateFile, offset,
-                      "the record at byte \(offset) adds \(name) again after an earlier record removed it, but file numbers are never reused; the manifest is inconsistent: restore the store from a backup")
+                report(
+                    FindingCode.manifestDuplicateFile, offset,
+                    "the record at byte \(offset) adds \(name) again after an earlier record removed it, but file numbers are never reused; the manifest is inconsistent: restore the store from a backup"
+                )
             }
             addedHere.insert(meta.fileNumber)
             state.live[meta.fileNumber] = meta
             if let next = state.nextFileNumber, meta.fileNumber >= next {
-                report(FindingCode.manifestFileNumberTooLarge, offset,
-                      "the record at byte \(offset) adds \(name), but the next file number is only \(next), so the number could be given out again; the manifest is inconsistent: restore the store from a backup")
+                report(
+                    FindingCode.manifestFileNumberTooLarge, offset,
+                    "the record at byte \(offset) adds \(name), but the next file number is only \(next), so the number could be given out again; the manifest is inconsistent: restore the store from a backup"
+                )
             }
         }
         for number in removedHere where state.live[number] == nil {
@@ -71,13 +80,17 @@ struct ManifestReplay {
                 a.smallestKey == b.smallestKey ? a.fileNumber < b.fileNumber : a.smallestKey.lexicographicallyPrecedes(b.smallestKey)
             }
             for (a, b) in zip(files, files.dropFirst()) where !a.largestKey.lexicographicallyPrecedes(b.smallestKey) {
-                report(FindingCode.manifestOverlap, nil,
-                      "\(ManifestFormat.segmentFileName(a.fileNumber)) and \(ManifestFormat.segmentFileName(b.fileNumber)) are both at level \(level) and their key ranges overlap, so reads may return the wrong version of a key; the manifest is inconsistent: restore the store from a backup")
+                report(
+                    FindingCode.manifestOverlap, nil,
+                    "\(ManifestFormat.segmentFileName(a.fileNumber)) and \(ManifestFormat.segmentFileName(b.fileNumber)) are both at level \(level) and their key ranges overlap, so reads may return the wrong version of a key; the manifest is inconsistent: restore the store from a backup"
+                )
             }
         }
         if let next = state.nextFileNumber, manifestNumber >= next {
-            report(FindingCode.manifestFileNumberTooLarge, nil,
-                  "the manifest's own number \(manifestNumber) is not below its next file number \(next), so the number could be given out again; the manifest is inconsistent: restore the store from a backup")
+            report(
+                FindingCode.manifestFileNumberTooLarge, nil,
+                "the manifest's own number \(manifestNumber) is not below its next file number \(next), so the number could be given out again; the manifest is inconsistent: restore the store from a backup"
+            )
         }
     }
 
@@ -89,20 +102,26 @@ struct ManifestReplay {
         if edit.lastSequence == nil { missing.append("the last sequence") }
         if edit.nextFileNumber == nil { missing.append("the next file number") }
         if !missing.isEmpty {
-            report(FindingCode.manifestIncompleteSnapshot, offset,
-                  "the manifest's first record is not a full snapshot: it does not set \(missing.joined(separator: ", ")); the manifest is inconsistent: restore the store from a backup")
+            report(
+                FindingCode.manifestIncompleteSnapshot, offset,
+                "the manifest's first record is not a full snapshot: it does not set \(missing.joined(separator: ", ")); the manifest is inconsistent: restore the store from a backup"
+            )
         }
         if !edit.removed.isEmpty {
-            report(FindingCode.manifestIncompleteSnapshot, offset,
-                  "the manifest's first record removes segments, but it must be a full snapshot that only adds them; the manifest is inconsistent: restore the store from a backup")
+            report(
+                FindingCode.manifestIncompleteSnapshot, offset,
+                "the manifest's first record removes segments, but it must be a full snapshot that only adds them; the manifest is inconsistent: restore the store from a backup"
+            )
         }
     }
 
     private mutating func setScalar(_ field: WritableKeyPath<ManifestState, UInt64>, _ value: UInt64?, _ what: String, offset: Int) {
         guard let value else { return }
         if value < state[keyPath: field] {
-            report(FindingCode.manifestNumberDecreased, offset,
-                  "the record at byte \(offset) lowers the \(what) from \(state[keyPath: field]) to \(value), which the store never does; the manifest is inconsistent: restore the store from a backup")
+            report(
+                FindingCode.manifestNumberDecreased, offset,
+                "the record at byte \(offset) lowers the \(what) from \(state[keyPath: field]) to \(value), which the store never does; the manifest is inconsistent: restore the store from a backup"
+            )
         }
         state[keyPath: field] = value
     }

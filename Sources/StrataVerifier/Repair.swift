@@ -40,16 +40,20 @@ extension VerificationRun {
                 }
                 markRepaired(index)
             } catch {
-                add(VerifierFinding(severity: .error, file: action.file, code: FindingCode.repairFailed,
-                                    message: "repair failed (\(error)); nothing else was changed in this file: fix the cause and run the repair again"))
+                add(
+                    VerifierFinding(
+                        severity: .error, file: action.file, code: FindingCode.repairFailed,
+                        message: "repair failed (\(error)); nothing else was changed in this file: fix the cause and run the repair again"))
             }
         }
         guard removed else { return }
         do {
             try fs.syncDirectory(directory.path)
         } catch {
-            add(VerifierFinding(severity: .error, file: "", code: FindingCode.repairFailed,
-                                message: "the deletions may not be durable: syncing the directory failed (\(error)); run the repair again"))
+            add(
+                VerifierFinding(
+                    severity: .error, file: "", code: FindingCode.repairFailed,
+                    message: "the deletions may not be durable: syncing the directory failed (\(error)); run the repair again"))
         }
     }
 }

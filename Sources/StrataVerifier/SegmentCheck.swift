@@ -15,7 +15,9 @@ enum SegmentCheck {
         if let meta, UInt64(bytes.count) < meta.fileSize {
             // The footer is gone with the end of the file; decoding would only report a
             // confusing bad magic.
-            report(FindingCode.segmentTruncated, bytes.count, "the segment file is \(bytes.count) bytes, but the manifest says \(meta.fileSize): its end is missing; \(restore)")
+            report(
+                FindingCode.segmentTruncated, bytes.count,
+                "the segment file is \(bytes.count) bytes, but the manifest says \(meta.fileSize): its end is missing; \(restore)")
             return findings
         }
 
@@ -40,7 +42,10 @@ enum SegmentCheck {
                 // checked here: a block's first key must follow the previous block's last.
                 for (position, entry) in try block.entries().enumerated() {
                     if position == 0, let previousKey, SegmentFormat.compareInternalKeys(previousKey, entry.key) >= 0 {
-                        report(FindingCode.segmentKeyOrder, Int(handle.offset), "the data block at byte \(handle.offset) starts with a key that does not sort after the previous block's last key, so lookups may miss entries; \(restore)")
+                        report(
+                            FindingCode.segmentKeyOrder, Int(handle.offset),
+                            "the data block at byte \(handle.offset) starts with a key that does not sort after the previous block's last key, so lookups may miss entries; \(restore)"
+                        )
                         return findings
                     }
                     previousKey = entry.key
@@ -50,7 +55,10 @@ enum SegmentCheck {
                     }
                     if !reportedRange && (parsed.sequence < footer.smallestSequence || parsed.sequence > footer.largestSequence) {
                         reportedRange = true
-                        report(FindingCode.segmentSequenceRange, Int(handle.offset), "an entry in the data block at byte \(handle.offset) has sequence \(parsed.sequence), outside the footer's range \(footer.smallestSequence)...\(footer.largestSequence); \(restore)")
+                        report(
+                            FindingCode.segmentSequenceRange, Int(handle.offset),
+                            "an entry in the data block at byte \(handle.offset) has sequence \(parsed.sequence), outside the footer's range \(footer.smallestSequence)...\(footer.largestSequence); \(restore)"
+                        )
                     }
                     if firstUserKey == nil { firstUserKey = parsed.userKey }
                     lastUserKey = parsed.userKey
@@ -62,7 +70,9 @@ enum SegmentCheck {
             return findings
         }
         if count != footer.entryCount {
-            report(FindingCode.segmentEntryCount, bytes.count - SegmentFormat.footerSize + 48, "the segment holds \(count) entries, but its footer says \(footer.entryCount); \(restore)")
+            report(
+                FindingCode.segmentEntryCount, bytes.count - SegmentFormat.footerSize + 48,
+                "the segment holds \(count) entries, but its footer says \(footer.entryCount); \(restore)")
         }
 
         if let meta {
@@ -70,16 +80,23 @@ enum SegmentCheck {
             if meta.fileSize != UInt64(bytes.count) { differences.append("size \(bytes.count) bytes (manifest: \(meta.fileSize))") }
             if meta.entryCount != footer.entryCount { differences.append("\(footer.entryCount) entries (manifest: \(meta.entryCount))") }
             if meta.smallestSequence != footer.smallestSequence || meta.largestSequence != footer.largestSequence {
-                differences.append("sequences \(footer.smallestSequence)...\(footer.largestSequence) (manifest: \(meta.smallestSequence)...\(meta.largestSequence))")
+                differences.append(
+                    "sequences \(footer.smallestSequence)...\(footer.largestSequence) (manifest: \(meta.smallestSequence)...\(meta.largestSequence))")
             }
             if firstUserKey != meta.smallestKey { differences.append("a different smallest key") }
             if lastUserKey != meta.largestKey { differences.append("a different largest key") }
             if !differences.isEmpty {
-                report(FindingCode.segmentMetadataMismatch, nil, "the segment file does not match the manifest's record of it: it has \(differences.joined(separator: ", ")); one of the two was replaced or damaged: \(restore)")
+                report(
+                    FindingCode.segmentMetadataMismatch, nil,
+                    "the segment file does not match the manifest's record of it: it has \(differences.joined(separator: ", ")); one of the two was replaced or damaged: \(restore)"
+                )
             }
         }
         if let lastSequence, footer.entryCount > 0, footer.largestSequence > lastSequence {
-            report(FindingCode.segmentSequenceAboveManifest, nil, "the segment holds sequence \(footer.largestSequence), newer than the manifest's last sequence \(lastSequence), so WAL replay would apply those writes a second time; \(restore)")
+            report(
+                FindingCode.segmentSequenceAboveManifest, nil,
+                "the segment holds sequence \(footer.largestSequence), newer than the manifest's last sequence \(lastSequence), so WAL replay would apply those writes a second time; \(restore)"
+            )
         }
         return findings
     }

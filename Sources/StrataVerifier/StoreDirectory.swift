@@ -29,16 +29,19 @@ struct StoreDirectory {
         let before = try list(path, fileSystem)
         guard before.contains(StoreIdentityFormat.fileName) else {
             let interrupted = before.contains(StoreIdentityFormat.fileName + ".tmp")
-            throw VerifierError(.notAStore, interrupted
-                ? "\(path) is not a Strata store yet: its creation was interrupted (only STRATA.tmp is there); opening it with Strata creates the store"
-                : "\(path) is not a Strata store: it has no STRATA file", path: path)
+            throw VerifierError(
+                .notAStore,
+                interrupted
+                    ? "\(path) is not a Strata store yet: its creation was interrupted (only STRATA.tmp is there); opening it with Strata creates the store"
+                    : "\(path) is not a Strata store: it has no STRATA file", path: path)
         }
         let lockPath = fileSystem.path(path, StoreFileName.lockFileName)
         let lock: any FileLock
         do {
             lock = try fileSystem.lockFile(lockPath)
         } catch let error as IOError where error.code == .wouldBlock {
-            throw VerifierError(.locked, "the store at \(path) is open in a running process; close it first, then check it again", path: path, underlying: error)
+            throw VerifierError(
+                .locked, "the store at \(path) is open in a running process; close it first, then check it again", path: path, underlying: error)
         } catch {
             throw ioError(error, "taking the store's lock", lockPath)
         }
@@ -87,6 +90,7 @@ struct StoreDirectory {
 
     private static func ioError(_ error: any Error, _ doing: String, _ path: String) -> VerifierError {
         let underlying = error as? IOError
-        return VerifierError(.io, "failed \(doing): \(underlying?.message ?? "\(error)"); check the path and its permissions", path: path, underlying: underlying)
+        return VerifierError(
+            .io, "failed \(doing): \(underlying?.message ?? "\(error)"); check the path and its permissions", path: path, underlying: underlying)
     }
 }

@@ -47,8 +47,12 @@ extension VerificationRun {
             let name = ManifestFormat.segmentFileName(meta.fileNumber)
             reference(name)
             guard exists(name) else {
-                add(VerifierFinding(severity: .error, file: name, code: FindingCode.manifestMissingSegment,
-                                    message: "the manifest lists \(name) at level \(meta.level), but the file is missing, so the keys it held cannot be read; put the file back or restore the store from a backup"))
+                add(
+                    VerifierFinding(
+                        severity: .error, file: name, code: FindingCode.manifestMissingSegment,
+                        message:
+                            "the manifest lists \(name) at level \(meta.level), but the file is missing, so the keys it held cannot be read; put the file back or restore the store from a backup"
+                    ))
                 continue
             }
             guard let bytes = read(name) else { continue }

@@ -48,8 +48,10 @@ struct VerificationRun {
             report.filesChecked += 1
             return bytes
         } catch {
-            add(VerifierFinding(severity: .error, file: name, code: FindingCode.fileUnreadable,
-                                message: "the file could not be read (\(error)); check its permissions and the disk, then run the check again"))
+            add(
+                VerifierFinding(
+                    severity: .error, file: name, code: FindingCode.fileUnreadable,
+                    message: "the file could not be read (\(error)); check its permissions and the disk, then run the check again"))
             return nil
         }
     }

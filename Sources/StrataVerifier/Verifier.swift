@@ -50,8 +50,12 @@ extension VerificationRun {
             if case .unsupportedVersion = error.kind {
                 throw VerifierError(.unsupportedVersion, "\(error.message); check it with the strata-fsck of that Strata version", path: directory.path)
             }
-            add(VerifierFinding(severity: .error, file: name, offset: Int64(error.offset), code: FindingCode.identityDamaged,
-                                message: "the STRATA identity file is damaged (\(error.message)), so the store will refuse to open; it holds the same 20 bytes in every version 1.0 store, so copying it from another store repairs it"))
+            add(
+                VerifierFinding(
+                    severity: .error, file: name, offset: Int64(error.offset), code: FindingCode.identityDamaged,
+                    message:
+                        "the STRATA identity file is damaged (\(error.message)), so the store will refuse to open; it holds the same 20 bytes in every version 1.0 store, so copying it from another store repairs it"
+                ))
         }
     }
 }

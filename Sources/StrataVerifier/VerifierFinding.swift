@@ -30,8 +30,10 @@ public struct VerifierFinding: Sendable, Equatable, Codable {
     /// True once `repair` fixed it.
     public var repaired: Bool
 
-    public init(severity: Severity, file: String, offset: Int64? = nil, code: String, message: String,
-                repairable: Bool = false, repaired: Bool = false) {
+    public init(
+        severity: Severity, file: String, offset: Int64? = nil, code: String, message: String,
+        repairable: Bool = false, repaired: Bool = false
+    ) {
         self.severity = severity
         self.file = file
         self.offset = offset

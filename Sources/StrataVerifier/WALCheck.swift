@@ -30,9 +30,12 @@ struct WALCheck {
     /// store deletes such a segment when it opens, and the one before it becomes the last.
     mutating func checkIncomplete(name: String, bytes: [UInt8]) -> Bool {
         guard WALTail.isIncompleteSegment(bytes) else { return false }
-        findings.append(VerifierFinding(
-            severity: .info, file: name, offset: 0, code: FindingCode.walIncompleteSegment,
-            message: "the WAL segment's creation was interrupted by a crash before its header was written; it holds no record, and the store deletes it when it opens"))
+        findings.append(
+            VerifierFinding(
+                severity: .info, file: name, offset: 0, code: FindingCode.walIncompleteSegment,
+                message:
+                    "the WAL segment's creation was interrupted by a crash before its header was written; it holds no record, and the store deletes it when it opens"
+            ))
         return true
     }
 
@@ -44,13 +47,19 @@ struct WALCheck {
             if case .unsupportedVersion = error.kind {
                 self.report(FindingCode.walUnsupportedVersion, name, error.offset, "\(error.message); check this store with a newer strata-fsck")
             } else {
-                self.report(FindingCode.walHeader, name, error.offset, "the WAL segment's header is damaged (\(error.message)), so the store cannot replay it and will refuse to open; restore the store from a backup")
+                self.report(
+                    FindingCode.walHeader, name, error.offset,
+                    "the WAL segment's header is damaged (\(error.message)), so the store cannot replay it and will refuse to open; restore the store from a backup"
+                )
             }
             expected = nil
             return
         }
         if header.segmentNumber != number {
-            report(FindingCode.walNumberMismatch, name, 16, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number); the file was renamed or copied over, and the store will refuse to open: restore the store from a backup")
+            report(
+                FindingCode.walNumberMismatch, name, 16,
+                "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number); the file was renamed or copied over, and the store will refuse to open: restore the store from a backup"
+            )
         }
 
         // The damage rules are WALSegmentReader's, the same code recovery runs.
@@ -68,15 +77,23 @@ struct WALCheck {
         case nil:
             return
         case .corruption(let offset, let reason, .laterRecord(let proof))?:
-            report(FindingCode.walCorruption, name, offset, "the WAL is damaged at byte \(offset) (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write: the store will refuse to open, restore it from a backup")
+            report(
+                FindingCode.walCorruption, name, offset,
+                "the WAL is damaged at byte \(offset) (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write: the store will refuse to open, restore it from a backup"
+            )
         case .corruption(let offset, let reason, _)?:
-            report(FindingCode.walCorruption, name, offset, "the WAL segment is damaged at byte \(offset) (\(reason)); it is not the last segment, so these bytes had been synced: the store will refuse to open, restore it from a backup")
+            report(
+                FindingCode.walCorruption, name, offset,
+                "the WAL segment is damaged at byte \(offset) (\(reason)); it is not the last segment, so these bytes had been synced: the store will refuse to open, restore it from a backup"
+            )
         case .tornTail(let offset, let reason, let discarded)?:
             tornTail = TornTail(file: name, offset: offset)
-            findings.append(VerifierFinding(
-                severity: .warning, file: name, offset: Int64(offset), code: FindingCode.walTornTail,
-                message: "the WAL ends in a torn write at byte \(offset) (\(reason)); the \(discarded) bytes of data from there on were never synced, so no transaction in them was acknowledged as durable; repair cuts them off, as the store does when it opens",
-                repairable: true))
+            findings.append(
+                VerifierFinding(
+                    severity: .warning, file: name, offset: Int64(offset), code: FindingCode.walTornTail,
+                    message:
+                        "the WAL ends in a torn write at byte \(offset) (\(reason)); the \(discarded) bytes of data from there on were never synced, so no transaction in them was acknowledged as durable; repair cuts them off, as the store does when it opens",
+                    repairable: true))
         }
         expected = nil
     }
@@ -93,24 +110,35 @@ struct WALCheck {
             }
         } catch {
             let detail = (error as? FormatError)?.message ?? "\(error)"
-            self.report(FindingCode.walBadBatch, name, offset, "the WAL record at byte \(offset) is intact but its transaction does not decode (\(detail)); it was written by a newer or faulty Strata, and the store will refuse to open: restore the store from a backup")
+            self.report(
+                FindingCode.walBadBatch, name, offset,
+                "the WAL record at byte \(offset) is intact but its transaction does not decode (\(detail)); it was written by a newer or faulty Strata, and the store will refuse to open: restore the store from a backup"
+            )
             return false
         }
         if header.kind == .syncMark {
             // A sync mark repeats the sequence of the record before it and changes nothing.
             if let expected, header.sequence != expected - 1 {
-                report(FindingCode.walSequenceGap, name, offset, "the WAL sync mark at byte \(offset) has sequence \(header.sequence), but the record before it has sequence \(expected - 1): transactions are missing or repeated, and the store will refuse to open; restore the store from a backup")
+                report(
+                    FindingCode.walSequenceGap, name, offset,
+                    "the WAL sync mark at byte \(offset) has sequence \(header.sequence), but the record before it has sequence \(expected - 1): transactions are missing or repeated, and the store will refuse to open; restore the store from a backup"
+                )
             }
             return true
         }
         let isFirst = firstSequence == nil
         if isFirst { firstSequence = header.sequence }
         if let expected, header.sequence != expected {
-            let rule = !isFirst
+            let rule =
+                !isFirst
                 ? "the record before it has sequence \(expected - 1)"
-                : expected == 1 ? "nothing is in segment files, so the log must start at sequence 1"
-                : "the manifest's last sequence is \(expected - 1), so the log must continue at \(expected)"
-            report(FindingCode.walSequenceGap, name, offset, "the WAL record at byte \(offset) has sequence \(header.sequence), but \(rule): transactions are missing or repeated, and the store will refuse to open; restore the store from a backup")
+                : expected == 1
+                    ? "nothing is in segment files, so the log must start at sequence 1"
+                    : "the manifest's last sequence is \(expected - 1), so the log must continue at \(expected)"
+            report(
+                FindingCode.walSequenceGap, name, offset,
+                "the WAL record at byte \(offset) has sequence \(header.sequence), but \(rule): transactions are missing or repeated, and the store will refuse to open; restore the store from a backup"
+            )
         }
         expected = header.sequence + 1
         return true

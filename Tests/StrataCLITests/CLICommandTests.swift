@@ -1,7 +1,7 @@
 import Foundation
 import Strata
-import Testing
 import StrataTestSupport
+import Testing
 
 /// The `strata` subcommands, run as real processes.
 @Suite("strata command line")
@@ -132,7 +132,7 @@ struct CLICommandTests {
                 ["key": "escapes \"q\" \\ \n\t\u{01}", "value": "café ☕"],
                 ["key_base64": Data(binaryKey).base64EncodedString(), "value": "binary key"],
                 ["key": "plain", "value": "text"],
-                ["key": "utf8 via base64", "value": ""],
+                ["key": "utf8 via base64", "value": ""]
             ]
             let decoded = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String], "\($0)") }
             #expect(decoded == expected, "\(export)")
@@ -187,8 +187,10 @@ struct CLICommandTests {
             #expect(export.outputLines.count == 6, "\(export)")
             #expect(export.output.contains(#""k5""#) && !export.output.contains(#""k6""#), "\(export)")
 
-            for bad in ["not json", "[1,2]", #"{"key":1,"value":"x"}"#, #"{"key":"a","key_base64":"YQ==","value":"x"}"#,
-                        #"{"key_base64":"@@@","value":"x"}"#, #"{"key":"","value":"x"}"#] {
+            for bad in [
+                "not json", "[1,2]", #"{"key":1,"value":"x"}"#, #"{"key":"a","key_base64":"YQ==","value":"x"}"#,
+                #"{"key_base64":"@@@","value":"x"}"#, #"{"key":"","value":"x"}"#
+            ] {
                 let rejected = try await strata("import", store, input: Array("\n\(bad)\n".utf8))
                 #expect(rejected.status != 0, "\(bad): \(rejected)")
                 #expect(rejected.errorLines.count == 1 && rejected.errorText.hasPrefix("strata: line 2: "), "\(bad): \(rejected)")
@@ -273,9 +275,12 @@ struct CLICommandTests {
             let text = try await strata("stats", store)
             #expect(text.status == 0, "\(text)")
             let names = text.outputLines.compactMap { $0.split(separator: ":").first.map(String.init) }
-            #expect(names == ["version", "memtableEntries", "memtableBytes", "sealedMemtables", "walSegments", "walBytes",
-                              "segmentFiles", "segmentBytes", "spaceAmplification", "liveSnapshots", "oldestSnapshotVersion",
-                              "blockCacheBytes", "blockCacheCapacity", "flushes", "compactions", "writeStalls", "writeStallSeconds"], "\(text)")
+            #expect(
+                names == [
+                    "version", "memtableEntries", "memtableBytes", "sealedMemtables", "walSegments", "walBytes",
+                    "segmentFiles", "segmentBytes", "spaceAmplification", "liveSnapshots", "oldestSnapshotVersion",
+                    "blockCacheBytes", "blockCacheCapacity", "flushes", "compactions", "writeStalls", "writeStallSeconds"
+                ], "\(text)")
             #expect(text.outputLines.first == "version: 3", "\(text)")
             #expect(text.outputLines.contains("memtableEntries: 20"), "\(text)")
 

@@ -1,10 +1,11 @@
 import Foundation
 import Strata
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What a finished `strata` run left behind.
@@ -90,7 +91,12 @@ enum PipeWriter {
 
     static func start(_ handle: FileHandle, bytes: [UInt8]) {
         let remaining = Mutex<[UInt8]?>(bytes)
-        start(handle) { remaining.withLock { value in defer { value = nil }; return value } }
+        start(handle) {
+            remaining.withLock { value in
+                defer { value = nil }
+                return value
+            }
+        }
     }
 
     final class Stop: Sendable {
@@ -144,7 +150,9 @@ final class StrataProcess: Sendable {
         process.executableURL = try StrataBinary.url()
         let arguments = arguments.count >= 2 ? arguments + ["--wal-segment-bytes", String(testSegmentBytes)] : arguments
         process.arguments = arguments
-        let input = Pipe(), output = Pipe(), errors = Pipe()
+        let input = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
@@ -168,9 +176,10 @@ final class StrataProcess: Sendable {
             kill(pid, SIGKILL)
             throw ProcessTimeout(arguments: arguments)
         }
-        return CLIResult(status: process.terminationStatus,
-                         signaled: process.terminationReason == .uncaughtSignal,
-                         stdout: stdoutReader.bytes, stderr: stderrReader.bytes)
+        return CLIResult(
+            status: process.terminationStatus,
+            signaled: process.terminationReason == .uncaughtSignal,
+            stdout: stdoutReader.bytes, stderr: stderrReader.bytes)
     }
 }
 

@@ -3,10 +3,11 @@ import Strata
 import StrataTestSupport
 import Synchronization
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Kills a real `strata import` process with SIGKILL at random moments and checks what the
@@ -41,8 +42,9 @@ struct CrashRecoveryTests {
                 let context = "seed \(seed) (set STRATA_SEED to replay), \(mode.testDescription), round \(round)"
                 let start = present
                 let acks = Acks()
-                let child = try StrataProcess(["import", path, "--batch", String(mode.batch), "--durability", mode.durability],
-                                              onStdout: acks.consume)
+                let child = try StrataProcess(
+                    ["import", path, "--batch", String(mode.batch), "--durability", mode.durability],
+                    onStdout: acks.consume)
                 let stop = PipeWriter.Stop()
                 let feed = RecordFeed(from: start)
                 PipeWriter.start(child.stdin, stop: stop, next: feed.nextChunk)
@@ -83,7 +85,8 @@ struct CrashRecoveryTests {
                     return
                 }
                 let recovery = found.recovery
-                #expect(found.problems.isEmpty, "\(context): the store is not the prefix k00000000..k\(found.count - 1): \(found.problems); recovery: \(recovery)")
+                #expect(
+                    found.problems.isEmpty, "\(context): the store is not the prefix k00000000..k\(found.count - 1): \(found.problems); recovery: \(recovery)")
                 #expect(found.count >= acked, "\(context): \(acked) records were acknowledged but only \(found.count) survived; recovery: \(recovery)")
                 #expect(found.count >= start, "\(context): the store held \(start) records before this round, now \(found.count); recovery: \(recovery)")
                 // Input never ends, so every commit is a full batch: a count between batch
@@ -91,7 +94,9 @@ struct CrashRecoveryTests {
                 let added = found.count - start
                 #expect(added % mode.batch == 0, "\(context): \(added) records were added, not a whole number of \(mode.batch)-record transactions")
                 let expectedSequence = commits + UInt64(max(0, added) / mode.batch)
-                #expect(recovery.lastSequence == expectedSequence, "\(context): \(found.count) records should be \(expectedSequence) commits, but recovery ends at sequence \(recovery.lastSequence)")
+                #expect(
+                    recovery.lastSequence == expectedSequence,
+                    "\(context): \(found.count) records should be \(expectedSequence) commits, but recovery ends at sequence \(recovery.lastSequence)")
                 guard found.problems.isEmpty, added >= 0, added % mode.batch == 0 else { return }
                 present = found.count
                 commits = expectedSequence
@@ -117,7 +122,8 @@ struct StoreContents {
             for entry in try tx.scan(from: []) {
                 let index = contents.count
                 if entry.key != RecordFeed.key(index) || entry.value != RecordFeed.value(index), contents.problems.count < 5 {
-                    contents.problems.append("entry \(index) is \(String(decoding: entry.key, as: UTF8.self)) = \(String(decoding: entry.value, as: UTF8.self))")
+                    contents.problems.append(
+                        "entry \(index) is \(String(decoding: entry.key, as: UTF8.self)) = \(String(decoding: entry.value, as: UTF8.self))")
                 }
                 contents.count += 1
             }

@@ -1,13 +1,15 @@
-import Testing
 import StrataFormat
+import Testing
 
 private enum Op: Equatable {
     case put([UInt8], [UInt8])
     case delete([UInt8])
 }
 
-private func decodeAll(_ payload: [UInt8], maxKeyBytes: Int = 1 << 14, maxValueBytes: Int = 1 << 24,
-                       baseOffset: Int = 0) throws -> (BatchFormat.Header, [Op]) {
+private func decodeAll(
+    _ payload: [UInt8], maxKeyBytes: Int = 1 << 14, maxValueBytes: Int = 1 << 24,
+    baseOffset: Int = 0
+) throws -> (BatchFormat.Header, [Op]) {
     var ops: [Op] = []
     let header = try payload.withUnsafeBytes { raw in
         try BatchFormat.decode(raw, baseOffset: baseOffset, maxKeyBytes: maxKeyBytes, maxValueBytes: maxValueBytes) { kind, key, value in
@@ -64,7 +66,7 @@ private func withCount(_ payload: [UInt8], _ count: UInt32) -> [UInt8] {
             .put([0x00], []),
             .put([0xFF, 0xFF], [UInt8](repeating: 0xAB, count: 300)),
             .delete([0x01]),
-            .put([UInt8](repeating: 7, count: 200), [UInt8](repeating: 8, count: 70_000)),
+            .put([UInt8](repeating: 7, count: 200), [UInt8](repeating: 8, count: 70_000))
         ]
         let payload = encode(sequence: 42, syncedThrough: 12_345, ops)
         let (header, decoded) = try decodeAll(payload)

@@ -1,5 +1,5 @@
-import Testing
 import StrataFormat
+import Testing
 
 struct BloomFilterTests {
     @Test func noFalseNegativesAndFewFalsePositives() throws {

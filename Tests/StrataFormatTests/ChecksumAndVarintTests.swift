@@ -1,5 +1,5 @@
-import Testing
 import StrataFormat
+import Testing
 
 /// Runs `body` with a reader over `bytes` (kept alive for the call).
 private func withReader<T>(_ bytes: [UInt8], baseOffset: Int = 0, _ body: (inout ByteReader) throws -> T) rethrows -> T {
@@ -102,7 +102,7 @@ private func withReader<T>(_ bytes: [UInt8], baseOffset: Int = 0, _ body: (inout
 
     static let roundTripValues: [UInt64] = [
         0, 1, 127, 128, 255, 256, 16_383, 16_384, 2_097_151, 2_097_152,
-        UInt64(UInt32.max), UInt64(UInt32.max) + 1, 1 << 56 - 1, 1 << 56, 1 << 63 - 1, 1 << 63, UInt64.max - 1, UInt64.max,
+        UInt64(UInt32.max), UInt64(UInt32.max) + 1, 1 << 56 - 1, 1 << 56, 1 << 63 - 1, 1 << 63, UInt64.max - 1, UInt64.max
     ]
 
     @Test(arguments: roundTripValues)

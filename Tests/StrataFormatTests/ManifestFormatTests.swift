@@ -1,5 +1,5 @@
-import Testing
 import StrataFormat
+import Testing
 
 // The manifest's format (docs/format/manifest.md): file names, header, version edits.
 
@@ -33,17 +33,22 @@ private func roundTrip(_ edit: VersionEdit) throws -> VersionEdit {
     try decodeEdit(edit.encoded())
 }
 
-private func meta(level: Int = 0, file: UInt64 = 4, size: UInt64 = 4096, entries: UInt64 = 10,
-                  sequences: ClosedRange<UInt64> = 1...10, smallest: [UInt8] = Array("a".utf8),
-                  largest: [UInt8] = Array("z".utf8)) -> SegmentMeta {
-    SegmentMeta(level: level, fileNumber: file, fileSize: size, entryCount: entries, smallestSequence: sequences.lowerBound,
-                largestSequence: sequences.upperBound, smallestKey: smallest, largestKey: largest)
+private func meta(
+    level: Int = 0, file: UInt64 = 4, size: UInt64 = 4096, entries: UInt64 = 10,
+    sequences: ClosedRange<UInt64> = 1...10, smallest: [UInt8] = Array("a".utf8),
+    largest: [UInt8] = Array("z".utf8)
+) -> SegmentMeta {
+    SegmentMeta(
+        level: level, fileNumber: file, fileSize: size, entryCount: entries, smallestSequence: sequences.lowerBound,
+        largestSequence: sequences.upperBound, smallestKey: smallest, largestKey: largest)
 }
 
 /// An addSegment field built by hand, so that decode can be given what the encoder would not write.
-private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, entries: UInt64 = 1,
-                      smallestSequence: UInt64 = 1, largestSequence: UInt64 = 1,
-                      smallest: [UInt8] = Array("a".utf8), largest: [UInt8] = Array("b".utf8)) -> [UInt8] {
+private func addField(
+    level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, entries: UInt64 = 1,
+    smallestSequence: UInt64 = 1, largestSequence: UInt64 = 1,
+    smallest: [UInt8] = Array("a".utf8), largest: [UInt8] = Array("b".utf8)
+) -> [UInt8] {
     var out: [UInt8] = []
     for value in [4, level, file, size, entries, smallestSequence, largestSequence] { out.appendVarint(value) }
     out.appendVarint(UInt64(smallest.count))
@@ -95,21 +100,27 @@ private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, e
     }
 
     @Test func wrongPrefixesAndSuffixesAreRejected() {
-        for name in ["Manifest-0000000003.log", "manifest0000000003.log", "xmanifest-0000000003.log",
-                     "manifest-0000000003.LOG", "manifest-0000000003.log.tmp", "manifest-0000000003.logx",
-                     "manifest-0000000003", "0000000003.log", " manifest-0000000003.log"] {
+        for name in [
+            "Manifest-0000000003.log", "manifest0000000003.log", "xmanifest-0000000003.log",
+            "manifest-0000000003.LOG", "manifest-0000000003.log.tmp", "manifest-0000000003.logx",
+            "manifest-0000000003", "0000000003.log", " manifest-0000000003.log"
+        ] {
             #expect(ManifestFormat.number(fromManifestName: name) == nil, "\(name)")
         }
-        for name in ["sg-0000000003.sst", "seg_0000000003.sst", "seg-0000000003.ss", "seg-0000000003.sst~",
-                     "seg-0000000003.sst.tmp", "SEG-0000000003.sst"] {
+        for name in [
+            "sg-0000000003.sst", "seg_0000000003.sst", "seg-0000000003.ss", "seg-0000000003.sst~",
+            "seg-0000000003.sst.tmp", "SEG-0000000003.sst"
+        ] {
             #expect(ManifestFormat.number(fromSegmentName: name) == nil, "\(name)")
         }
         #expect(ManifestFormat.number(fromTemporaryName: "manifest-0000000003.tmp.log") == nil)
     }
 
     @Test func nonDigitsAreRejected() {
-        for digits in ["00000000x3", "-000000003", "+000000003", "0000 00003", "0x00000003", "00000003.0",
-                       "٠٠٠٠٠٠٠٠٠٣", "000000000３", "1e10", "½"] {
+        for digits in [
+            "00000000x3", "-000000003", "+000000003", "0000 00003", "0x00000003", "00000003.0",
+            "٠٠٠٠٠٠٠٠٠٣", "000000000３", "1e10", "½"
+        ] {
             #expect(ManifestFormat.number(fromManifestName: "manifest-\(digits).log") == nil, "\(digits)")
             #expect(ManifestFormat.number(fromTemporaryName: "manifest-\(digits).tmp") == nil, "\(digits)")
             #expect(ManifestFormat.number(fromSegmentName: "seg-\(digits).sst") == nil, "\(digits)")
@@ -226,10 +237,12 @@ private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, e
     }
 
     @Test func scalarsOnly() throws {
-        for edit in [VersionEdit(logNumber: 3), VersionEdit(lastSequence: 9), VersionEdit(nextFileNumber: 6),
-                     VersionEdit(logNumber: 3, lastSequence: 9, nextFileNumber: 6),
-                     VersionEdit(logNumber: 0, lastSequence: 0, nextFileNumber: 0),
-                     VersionEdit(logNumber: .max, lastSequence: .max, nextFileNumber: .max)] {
+        for edit in [
+            VersionEdit(logNumber: 3), VersionEdit(lastSequence: 9), VersionEdit(nextFileNumber: 6),
+            VersionEdit(logNumber: 3, lastSequence: 9, nextFileNumber: 6),
+            VersionEdit(logNumber: 0, lastSequence: 0, nextFileNumber: 0),
+            VersionEdit(logNumber: .max, lastSequence: .max, nextFileNumber: .max)
+        ] {
             #expect(try roundTrip(edit) == edit)
         }
         #expect(VersionEdit(logNumber: 3, lastSequence: 9, nextFileNumber: 6).encoded() == [1, 3, 2, 9, 3, 6])
@@ -239,9 +252,11 @@ private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, e
     @Test func addsAndRemoves() throws {
         let edit = VersionEdit(
             logNumber: 12, lastSequence: 4_000_000_000, nextFileNumber: 40,
-            added: [meta(level: 1, file: 37, smallest: Array("a".utf8), largest: Array("m".utf8)),
-                    meta(level: 1, file: 38, smallest: Array("n".utf8), largest: Array("z".utf8)),
-                    meta(level: 6, file: 39, size: 1 << 40, entries: 1 << 33, sequences: 5...UInt64.max)],
+            added: [
+                meta(level: 1, file: 37, smallest: Array("a".utf8), largest: Array("m".utf8)),
+                meta(level: 1, file: 38, smallest: Array("n".utf8), largest: Array("z".utf8)),
+                meta(level: 6, file: 39, size: 1 << 40, entries: 1 << 33, sequences: 5...UInt64.max)
+            ],
             removed: [(level: 0, fileNumber: 20), (level: 0, fileNumber: 21), (level: 1, fileNumber: 30)])
         let decoded = try roundTrip(edit)
         #expect(decoded == edit)
@@ -259,9 +274,9 @@ private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, e
 
     @Test func fieldsMayComeInAnyOrderAndTheLastScalarWins() throws {
         var bytes: [UInt8] = addField(file: 8)
-        bytes += [5, 2, 7]      // removeSegment level 2 file 7
+        bytes += [5, 2, 7]  // removeSegment level 2 file 7
         bytes += [3, 10, 1, 4]  // nextFileNumber 10, logNumber 4
-        bytes += [1, 5]         // logNumber again: 5
+        bytes += [1, 5]  // logNumber again: 5
         let decoded = try decodeEdit(bytes)
         #expect(decoded.logNumber == 5)
         #expect(decoded.nextFileNumber == 10)
@@ -271,8 +286,9 @@ private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, e
     }
 
     @Test func everyLevelRoundTrips() throws {
-        let edit = VersionEdit(added: (0..<ManifestFormat.maxLevels).map { meta(level: $0, file: UInt64(100 + $0)) },
-                               removed: (0..<ManifestFormat.maxLevels).map { (level: $0, fileNumber: UInt64($0)) })
+        let edit = VersionEdit(
+            added: (0..<ManifestFormat.maxLevels).map { meta(level: $0, file: UInt64(100 + $0)) },
+            removed: (0..<ManifestFormat.maxLevels).map { (level: $0, fileNumber: UInt64($0)) })
         #expect(ManifestFormat.maxLevels == 7)
         #expect(try roundTrip(edit) == edit)
     }
@@ -280,9 +296,12 @@ private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, e
     @Test func longKeys() throws {
         let small = [UInt8](repeating: 0x61, count: 16 * 1024)
         let large = small + [0x62]
-        let edit = VersionEdit(added: [meta(smallest: small, largest: large),
-                                       meta(file: 5, smallest: [UInt8](repeating: 7, count: 1 << 16),
-                                            largest: [UInt8](repeating: 7, count: 1 << 16))])
+        let edit = VersionEdit(added: [
+            meta(smallest: small, largest: large),
+            meta(
+                file: 5, smallest: [UInt8](repeating: 7, count: 1 << 16),
+                largest: [UInt8](repeating: 7, count: 1 << 16))
+        ])
         #expect(try roundTrip(edit) == edit)
     }
 
@@ -293,7 +312,7 @@ private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, e
             meta(file: 3, smallest: [0xFF, 0x00, 0xFF], largest: [0xFF, 0xFF]),
             meta(file: 4, smallest: [0x7F], largest: [0x80]),
             meta(file: 5, smallest: [], largest: [0x00]),
-            meta(file: 6, smallest: [0xFF], largest: [0xFF]),
+            meta(file: 6, smallest: [0xFF], largest: [0xFF])
         ])
         #expect(try roundTrip(edit) == edit)
     }
@@ -318,9 +337,11 @@ private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, e
             for _ in 0..<Int.random(in: 0...4, using: &random) {
                 let keys = [key(), key()].sorted { $0.lexicographicallyPrecedes($1) }
                 let sequences = [number(), number()].sorted()
-                edit.added.append(SegmentMeta(level: Int.random(in: 0..<7, using: &random), fileNumber: number(), fileSize: number(),
-                                              entryCount: number(), smallestSequence: sequences[0], largestSequence: sequences[1],
-                                              smallestKey: keys[0], largestKey: keys[1]))
+                edit.added.append(
+                    SegmentMeta(
+                        level: Int.random(in: 0..<7, using: &random), fileNumber: number(), fileSize: number(),
+                        entryCount: number(), smallestSequence: sequences[0], largestSequence: sequences[1],
+                        smallestKey: keys[0], largestKey: keys[1]))
             }
             #expect(try roundTrip(edit) == edit)
         }
@@ -362,8 +383,9 @@ private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, e
     }
 
     @Test func everyTruncationOfAnAddIsTruncated() {
-        let full = addField(level: 1, file: 300, size: 70_000, entries: 129, smallestSequence: 1000, largestSequence: 2000,
-                            smallest: Array("apple".utf8), largest: Array("cherry".utf8))
+        let full = addField(
+            level: 1, file: 300, size: 70_000, entries: 129, smallestSequence: 1000, largestSequence: 2000,
+            smallest: Array("apple".utf8), largest: Array("cherry".utf8))
         #expect(editError(full) == nil)
         for length in 1..<full.count {
             let error = editError(Array(full.prefix(length)))
@@ -395,8 +417,8 @@ private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, e
             (Array("b".utf8), Array("a".utf8)),
             (Array("ab".utf8), Array("a".utf8)),  // a prefix sorts first
             ([0xFF], [0x00]),
-            ([0x80], [0x7F]),                     // bytes compare unsigned
-            ([0x00], []),
+            ([0x80], [0x7F]),  // bytes compare unsigned
+            ([0x00], [])
         ]
         for (smallest, largest) in cases {
             let error = editError([2, 9] + addField(smallest: smallest, largest: largest), baseOffset: 50)
@@ -427,8 +449,9 @@ private func addField(level: UInt64 = 0, file: UInt64 = 4, size: UInt64 = 100, e
     @Test func largeSnapshotSpansBlocksCountedFromTheStartOfTheFile() throws {
         let segments = (0..<400).map { index -> SegmentMeta in
             let name = Array("key-\(1000 + index)".utf8)
-            return meta(level: 1 + index % 6, file: UInt64(10 + index), smallest: name + [0x00],
-                        largest: name + [UInt8](repeating: 0xFF, count: 80))
+            return meta(
+                level: 1 + index % 6, file: UInt64(10 + index), smallest: name + [0x00],
+                largest: name + [UInt8](repeating: 0xFF, count: 80))
         }
         let snapshot = VersionEdit(logNumber: 2, lastSequence: 5000, nextFileNumber: 410, added: segments)
         let later = VersionEdit(lastSequence: 6000, removed: [(level: 1, fileNumber: 10)])

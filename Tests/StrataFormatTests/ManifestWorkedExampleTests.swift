@@ -1,5 +1,5 @@
-import Testing
 import StrataFormat
+import Testing
 
 /// Keeps the worked example in docs/format/manifest.md exact: the bytes printed there are the
 /// bytes the encoders produce, and they decode back to the edits that made them.
@@ -8,25 +8,34 @@ struct ManifestWorkedExampleTests {
         text.split(whereSeparator: { $0 == " " || $0 == "\n" }).map { UInt8($0, radix: 16)! }
     }
 
-    static let headerBytes = hex("""
+    static let headerBytes = hex(
+        """
         53 54 52 41 54 41 4d 46 01 00 00 00 00 00 00 00 03 00 00 00 00 00 00 00 00 00 00 00 2d 4a d5 8a
         """)
-    static let firstRecordBytes = hex("""
+    static let firstRecordBytes = hex(
+        """
         11 26 f6 4b 1b 00 01 01 02 02 05 03 05 04 00 04 c9 01 05 01 05 05 61 70 70 6c 65 06 63 68 65 72 72 79
         """)
-    static let secondRecordBytes = hex("""
+    static let secondRecordBytes = hex(
+        """
         be 74 8e 04 1a 00 01 01 03 02 09 03 06 04 00 05 bc 01 04 06 09 06 62 61 6e 61 6e 61 04 64 61 74 65
         """)
     static var fileBytes: [UInt8] { headerBytes + firstRecordBytes + secondRecordBytes }
 
     static let snapshot = VersionEdit(
         logNumber: 2, lastSequence: 5, nextFileNumber: 5,
-        added: [SegmentMeta(level: 0, fileNumber: 4, fileSize: 201, entryCount: 5, smallestSequence: 1,
-                            largestSequence: 5, smallestKey: Array("apple".utf8), largestKey: Array("cherry".utf8))])
+        added: [
+            SegmentMeta(
+                level: 0, fileNumber: 4, fileSize: 201, entryCount: 5, smallestSequence: 1,
+                largestSequence: 5, smallestKey: Array("apple".utf8), largestKey: Array("cherry".utf8))
+        ])
     static let flush = VersionEdit(
         logNumber: 3, lastSequence: 9, nextFileNumber: 6,
-        added: [SegmentMeta(level: 0, fileNumber: 5, fileSize: 188, entryCount: 4, smallestSequence: 6,
-                            largestSequence: 9, smallestKey: Array("banana".utf8), largestKey: Array("date".utf8))])
+        added: [
+            SegmentMeta(
+                level: 0, fileNumber: 5, fileSize: 188, entryCount: 4, smallestSequence: 6,
+                largestSequence: 9, smallestKey: Array("banana".utf8), largestKey: Array("date".utf8))
+        ])
 
     @Test func fileNameMatchesTheDocument() {
         #expect(ManifestFormat.fileName(3) == "manifest-0000000003.log")

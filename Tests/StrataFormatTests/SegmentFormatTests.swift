@@ -1,5 +1,5 @@
-import Testing
 import StrataFormat
+import Testing
 
 /// Deterministic randomness, so a failure reproduces from its seed.
 struct SegmentTestRandom: RandomNumberGenerator {
@@ -123,7 +123,8 @@ struct SegmentFormatTests {
         let reader = try SegmentReader(try model.build(compressionLevel: nil))
         var rng = SegmentTestRandom(seed: 99)
         for _ in 0..<400 {
-            let key: [UInt8] = Int.random(in: 0..<2, using: &rng) == 0
+            let key: [UInt8] =
+                Int.random(in: 0..<2, using: &rng) == 0
                 ? model.userKeys.randomElement(using: &rng)!
                 : Array("key-\(Int.random(in: 0..<1_000_000, using: &rng))".utf8)
             let sequence = UInt64.random(in: 0...(model.maxSequence + 1), using: &rng)
@@ -304,32 +305,32 @@ struct SegmentFormatTests {
     }
 
     static let workedExample = """
-    00 09 01 61 01 02 00 00 00 00 00 00 78
-    01 08 00 00 01 00 00 00 00 00 00
-    00 09 02 62 01 03 00 00 00 00 00 00 79 7a
-    00 00 00 00
-    01 00 00 00
-    00 ee a8 50 0b
-    06 00 00 40 02 00 00 00 00 00 00 00 00 00 00 00
-    20 01 00 00 00 30 00 00 00 00 00 00 00 10 00 00
-    00 00 00 00 00 00 00 00 00 00 c8 01 00 00 00 00
-    00 00 00 00 00 00 00 04 00 00 00 00 00 00 00 00
-    07
-    00 6d de 51 cf
-    00 09 02 63 ff ff ff ff ff ff ff ff 00 2e
-    00 00 00 00
-    01 00 00 00
-    00 75 0a 8d d9
-    53 54 52 41 54 41 53 47
-    01 00 00 00
-    00 00 00 00
-    79 00 00 00 00 00 00 00
-    16 00 00 00 00 00 00 00
-    33 00 00 00 00 00 00 00
-    41 00 00 00 00 00 00 00
-    03 00 00 00 00 00 00 00
-    01 00 00 00 00 00 00 00
-    03 00 00 00 00 00 00 00
-    d5 20 29 63
-    """
+        00 09 01 61 01 02 00 00 00 00 00 00 78
+        01 08 00 00 01 00 00 00 00 00 00
+        00 09 02 62 01 03 00 00 00 00 00 00 79 7a
+        00 00 00 00
+        01 00 00 00
+        00 ee a8 50 0b
+        06 00 00 40 02 00 00 00 00 00 00 00 00 00 00 00
+        20 01 00 00 00 30 00 00 00 00 00 00 00 10 00 00
+        00 00 00 00 00 00 00 00 00 00 c8 01 00 00 00 00
+        00 00 00 00 00 00 00 04 00 00 00 00 00 00 00 00
+        07
+        00 6d de 51 cf
+        00 09 02 63 ff ff ff ff ff ff ff ff 00 2e
+        00 00 00 00
+        01 00 00 00
+        00 75 0a 8d d9
+        53 54 52 41 54 41 53 47
+        01 00 00 00
+        00 00 00 00
+        79 00 00 00 00 00 00 00
+        16 00 00 00 00 00 00 00
+        33 00 00 00 00 00 00 00
+        41 00 00 00 00 00 00 00
+        03 00 00 00 00 00 00 00
+        01 00 00 00 00 00 00 00
+        03 00 00 00 00 00 00 00
+        d5 20 29 63
+        """
 }

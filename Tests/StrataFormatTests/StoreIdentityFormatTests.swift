@@ -1,5 +1,5 @@
-import Testing
 import StrataFormat
+import Testing
 
 @Suite struct StoreIdentityFormatTests {
     private func identity(major: UInt16, minor: UInt16) -> [UInt8] {
@@ -22,8 +22,10 @@ import StrataFormat
     }
 
     @Test func badMagic() {
-        for bytes: [UInt8] in [[], Array("STRATA".utf8), Array("STRATAWL".utf8) + [UInt8](repeating: 0, count: 12),
-                               [UInt8](repeating: 0, count: 20)] {
+        for bytes: [UInt8] in [
+            [], Array("STRATA".utf8), Array("STRATAWL".utf8) + [UInt8](repeating: 0, count: 12),
+            [UInt8](repeating: 0, count: 20)
+        ] {
             let error = #expect(throws: FormatError.self) { try StoreIdentityFormat.validate(bytes) }
             #expect(error?.kind == .badMagic)
         }

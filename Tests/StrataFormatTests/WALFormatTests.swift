@@ -1,5 +1,5 @@
-import Testing
 import StrataFormat
+import Testing
 
 /// Builds WAL segment images in memory.
 private struct SegmentBuilder {
@@ -140,10 +140,11 @@ private func fragmentLength(_ bytes: [UInt8], at offset: Int) -> Int {
         #expect(segment.bytes.count == WALFormat.headerSize + WALFormat.fragmentHeaderSize)
         #expect(fragmentType(segment.bytes, at: WALFormat.headerSize) == .full)
         let steps = scanAll(segment.bytes)
-        #expect(steps == [
-            .record(payload: [], offset: WALFormat.headerSize, end: WALFormat.headerSize + 7),
-            .end(offset: WALFormat.headerSize + 7),
-        ])
+        #expect(
+            steps == [
+                .record(payload: [], offset: WALFormat.headerSize, end: WALFormat.headerSize + 7),
+                .end(offset: WALFormat.headerSize + 7)
+            ])
     }
 
     @Test func smallRecordsRoundTrip() {
@@ -168,11 +169,12 @@ private func fragmentLength(_ bytes: [UInt8], at offset: Int) -> Int {
         // The next record starts the next block with no padding.
         #expect(segment.records[1].offset == WALFormat.blockSize)
         #expect(fragmentType(segment.bytes, at: WALFormat.blockSize) == .full)
-        #expect(scanAll(segment.bytes) == [
-            .record(payload: payload, offset: WALFormat.headerSize, end: WALFormat.blockSize),
-            .record(payload: next, offset: WALFormat.blockSize, end: WALFormat.blockSize + 17),
-            .end(offset: WALFormat.blockSize + 17),
-        ])
+        #expect(
+            scanAll(segment.bytes) == [
+                .record(payload: payload, offset: WALFormat.headerSize, end: WALFormat.blockSize),
+                .record(payload: next, offset: WALFormat.blockSize, end: WALFormat.blockSize + 17),
+                .end(offset: WALFormat.blockSize + 17)
+            ])
     }
 
     @Test func recordOneByteTooBigForTheBlockSpillsIntoTheNext() {
@@ -183,10 +185,11 @@ private func fragmentLength(_ bytes: [UInt8], at offset: Int) -> Int {
         #expect(fragmentType(segment.bytes, at: WALFormat.blockSize) == .last)
         #expect(fragmentLength(segment.bytes, at: WALFormat.blockSize) == 1)
         #expect(segment.bytes.count == WALFormat.blockSize + 8)
-        #expect(scanAll(segment.bytes) == [
-            .record(payload: payload, offset: WALFormat.headerSize, end: WALFormat.blockSize + 8),
-            .end(offset: WALFormat.blockSize + 8),
-        ])
+        #expect(
+            scanAll(segment.bytes) == [
+                .record(payload: payload, offset: WALFormat.headerSize, end: WALFormat.blockSize + 8),
+                .end(offset: WALFormat.blockSize + 8)
+            ])
     }
 
     @Test func recordSpanningSeveralBlocks() {
@@ -202,12 +205,13 @@ private func fragmentLength(_ bytes: [UInt8], at offset: Int) -> Int {
         #expect(fragmentType(bytes, at: 3 * WALFormat.blockSize) == .middle)
         #expect(fragmentType(bytes, at: 4 * WALFormat.blockSize) == .last)
         #expect(fragmentLength(bytes, at: WALFormat.blockSize) == WALFormat.blockSize - WALFormat.fragmentHeaderSize)
-        #expect(scanAll(bytes) == [
-            .record(payload: small, offset: segment.records[0].offset, end: segment.records[0].end),
-            .record(payload: big, offset: bigStart, end: segment.records[1].end),
-            .record(payload: after, offset: segment.records[2].offset, end: segment.records[2].end),
-            .end(offset: bytes.count),
-        ])
+        #expect(
+            scanAll(bytes) == [
+                .record(payload: small, offset: segment.records[0].offset, end: segment.records[0].end),
+                .record(payload: big, offset: bigStart, end: segment.records[1].end),
+                .record(payload: after, offset: segment.records[2].offset, end: segment.records[2].end),
+                .end(offset: bytes.count)
+            ])
     }
 
     /// Leaves `remaining` bytes in the first block, then appends a record.
@@ -228,11 +232,12 @@ private func fragmentLength(_ bytes: [UInt8], at offset: Int) -> Int {
         #expect(bytes[(WALFormat.blockSize - remaining)..<WALFormat.blockSize].allSatisfy { $0 == 0 })
         #expect(segment.records[1].offset == WALFormat.blockSize)
         #expect(fragmentType(bytes, at: WALFormat.blockSize) == .full)
-        #expect(scanAll(bytes) == [
-            .record(payload: first, offset: WALFormat.headerSize, end: WALFormat.blockSize - remaining),
-            .record(payload: second, offset: WALFormat.blockSize, end: WALFormat.blockSize + 47),
-            .end(offset: WALFormat.blockSize + 47),
-        ])
+        #expect(
+            scanAll(bytes) == [
+                .record(payload: first, offset: WALFormat.headerSize, end: WALFormat.blockSize - remaining),
+                .record(payload: second, offset: WALFormat.blockSize, end: WALFormat.blockSize + 47),
+                .end(offset: WALFormat.blockSize + 47)
+            ])
     }
 
     @Test func blockTailOfExactlyAFragmentHeaderHoldsAnEmptyFirstFragment() {
@@ -243,11 +248,12 @@ private func fragmentLength(_ bytes: [UInt8], at offset: Int) -> Int {
         #expect(fragmentType(bytes, at: start) == .first)
         #expect(fragmentLength(bytes, at: start) == 0)
         #expect(fragmentType(bytes, at: WALFormat.blockSize) == .last)
-        #expect(scanAll(bytes) == [
-            .record(payload: first, offset: WALFormat.headerSize, end: start),
-            .record(payload: second, offset: start, end: WALFormat.blockSize + 47),
-            .end(offset: WALFormat.blockSize + 47),
-        ])
+        #expect(
+            scanAll(bytes) == [
+                .record(payload: first, offset: WALFormat.headerSize, end: start),
+                .record(payload: second, offset: start, end: WALFormat.blockSize + 47),
+                .end(offset: WALFormat.blockSize + 47)
+            ])
     }
 
     @Test(arguments: [1, 3, 6])

@@ -1,5 +1,5 @@
-import Testing
 import StrataFormat
+import Testing
 
 /// Keeps the worked examples in docs/format/wal.md and docs/format/store.md exact: the bytes
 /// printed there are the bytes the encoders produce.

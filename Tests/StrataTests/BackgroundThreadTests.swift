@@ -3,10 +3,11 @@
 // close lets the merge it finds running finish; a flush that makes a merge due starts it.
 import Dispatch
 import Foundation
+import StrataTestSupport
 import Synchronization
 import Testing
+
 @_spi(Testing) @testable import Strata
-import StrataTestSupport
 
 @Suite struct BackgroundThreadTests {
     struct Refused: Error, Equatable { let code: Int }

@@ -1,9 +1,9 @@
 // Every standard workload, tiny, on Strata alone: the benchmark code (drivers, checks, JSON
 // lines) runs with the test suite and cannot rot. The figures themselves mean nothing here.
 import Foundation
+import StrataBenchmarkKit
 import Synchronization
 import Testing
-import StrataBenchmarkKit
 
 @Suite("BenchmarkSmoke")
 struct BenchmarkSmokeTests {
@@ -26,11 +26,12 @@ struct BenchmarkSmokeTests {
                 #expect(result.engine == "strata")
                 #expect(result.seconds > 0, "\(result.workload): no time measured")
                 #expect(!result.verification.isEmpty, "\(result.workload): nothing checked")
-                let expectedOps = switch result.workload {
-                case .fillsync: settings.syncCommits
-                case .syncconc8: settings.concurrentThreads * settings.commitsPerThread
-                default: settings.keyCount
-                }
+                let expectedOps =
+                    switch result.workload {
+                    case .fillsync: settings.syncCommits
+                    case .syncconc8: settings.concurrentThreads * settings.commitsPerThread
+                    default: settings.keyCount
+                    }
                 #expect(result.ops == expectedOps, "\(result.workload)")
 
                 // The JSON line: the page's five fields, in its order, and it reads back.
@@ -100,8 +101,9 @@ struct BenchmarkSmokeTests {
     }
 
     @Test func jsonLineEscapesTheNote() throws {
-        let result = BenchmarkResult(engine: "strata", workload: .fillseq, ops: 1_000_000, seconds: 0.91,
-                                     note: "a \"quoted\" note", verification: "checked")
+        let result = BenchmarkResult(
+            engine: "strata", workload: .fillseq, ops: 1_000_000, seconds: 0.91,
+            note: "a \"quoted\" note", verification: "checked")
         #expect(result.jsonLine == #"{"engine":"strata","workload":"fillseq","ops":1000000,"seconds":0.91,"ops_per_s":1098901,"note":"a \"quoted\" note"}"#)
         #expect(try BenchmarkResult(jsonLine: result.jsonLine).note == "a \"quoted\" note")
     }

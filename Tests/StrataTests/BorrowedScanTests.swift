@@ -1,6 +1,6 @@
-import Testing
 import Strata
 import StrataTestSupport
+import Testing
 
 /// `forEachUnsafe` must visit exactly what `scan` returns, in the same order.
 struct BorrowedScanTests {

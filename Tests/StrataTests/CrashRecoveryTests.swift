@@ -1,10 +1,10 @@
 import Dispatch
 import Foundation
-import Synchronization
-import Testing
 @_spi(Testing) import Strata
 import StrataIO
 import StrataTestSupport
+import Synchronization
+import Testing
 
 /// A deterministic workload of a few hundred transactions with mixed durability: single
 /// transactions, groups that commit together (one WAL write, one sync), explicit syncs, and
@@ -34,9 +34,11 @@ struct CrashWorkload {
     /// and one in 12 of `largeValueBytes`); other values change its shape, not the stream the
     /// defaults draw. `compactAfter` lists transaction counts after which a `.compact` step
     /// comes.
-    init(seed: UInt64, transactions: Int, largeValueBytes: ClosedRange<Int> = 20_000...70_000,
-         keys: Int = 40, writesPerTransaction: ClosedRange<Int> = 1...4, smallValueBytes: ClosedRange<Int> = 0...300,
-         largeValueOneIn: Int = 12, compactAfter: [Int] = []) {
+    init(
+        seed: UInt64, transactions: Int, largeValueBytes: ClosedRange<Int> = 20_000...70_000,
+        keys: Int = 40, writesPerTransaction: ClosedRange<Int> = 1...4, smallValueBytes: ClosedRange<Int> = 0...300,
+        largeValueOneIn: Int = 12, compactAfter: [Int] = []
+    ) {
         var random = SeededRandom(seed: seed)
         var compactions = compactAfter.sorted()[...]
         var state: [[UInt8]: [UInt8]] = [:]
@@ -54,7 +56,8 @@ struct CrashWorkload {
                     state[key] = nil
                 } else {
                     // Mostly small values; now and then one that spans several WAL blocks.
-                    let length = largeValueOneIn > 0 && Int.random(in: 0..<largeValueOneIn, using: &random) == 0
+                    let length =
+                        largeValueOneIn > 0 && Int.random(in: 0..<largeValueOneIn, using: &random) == 0
                         ? Int.random(in: largeValueBytes, using: &random)
                         : Int.random(in: smallValueBytes, using: &random)
                     let fill = UInt8(truncatingIfNeeded: index)
@@ -132,8 +135,10 @@ struct LevelBudgets: Sendable {
 enum CrashHarness {
     static let storePath = "/crash/store"
 
-    static func options(_ fileSystem: SimulatedFileSystem, failpoints: Failpoints? = nil,
-                        segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil) -> StoreOptions {
+    static func options(
+        _ fileSystem: SimulatedFileSystem, failpoints: Failpoints? = nil,
+        segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil
+    ) -> StoreOptions {
         var options = StoreOptions()
         options.fileSystem = fileSystem
         options.walSegmentBytes = segmentBytes
@@ -153,13 +158,16 @@ enum CrashHarness {
     /// call fails). `outcome` is updated as acknowledgements arrive, so another thread can
     /// read it while the writer is frozen. `inspect` sees the store after the last step, when
     /// every step succeeded, before it closes.
-    static func run(_ workload: CrashWorkload, on fileSystem: SimulatedFileSystem, failpoints: Failpoints? = nil,
-                    segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil, outcome: SharedOutcome,
-                    inspect: ((Store) -> Void)? = nil) {
+    static func run(
+        _ workload: CrashWorkload, on fileSystem: SimulatedFileSystem, failpoints: Failpoints? = nil,
+        segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil, outcome: SharedOutcome,
+        inspect: ((Store) -> Void)? = nil
+    ) {
         // The store's parent directory is durable before the workload starts, as an app's
         // container directory is.
         guard (try? fileSystem.createDirectory("/crash")) != nil, (try? fileSystem.syncDirectory("/")) != nil,
-              let store = try? Store(path: storePath, options: options(fileSystem, failpoints: failpoints, segmentBytes: segmentBytes, levels: levels)) else { return }
+            let store = try? Store(path: storePath, options: options(fileSystem, failpoints: failpoints, segmentBytes: segmentBytes, levels: levels))
+        else { return }
         defer { try? store.close() }
         var next = 1
         var lastAcknowledged = 0
@@ -180,7 +188,10 @@ enum CrashHarness {
                 // group always commits in one round: the run is deterministic.
                 let started = DispatchSemaphore(value: 0)
                 let release = DispatchSemaphore(value: 0)
-                store.asyncWrite({ _ in started.signal(); release.wait() }) { result in
+                store.asyncWrite({ _ in
+                    started.signal()
+                    release.wait()
+                }) { result in
                     // A store that already failed completes the gate without running it.
                     if case .failure = result { started.signal() }
                 }
@@ -222,8 +233,10 @@ enum CrashHarness {
     /// Opens the crashed image and checks every recovery promise. Returns failure text, or nil.
     /// With `levels`, the recovered store also compacts everything and must still hold the
     /// same state; `context` names the case for the verifier hook.
-    static func verify(image: SimulatedFileSystem, workload: CrashWorkload, outcome: CrashOutcome,
-                       segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil, context: String = "") -> String? {
+    static func verify(
+        image: SimulatedFileSystem, workload: CrashWorkload, outcome: CrashOutcome,
+        segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil, context: String = ""
+    ) -> String? {
         do {
             try? image.createDirectory("/crash")
             let storeOptions = CrashHarness.options(image, segmentBytes: segmentBytes, levels: levels)
@@ -354,8 +367,10 @@ struct CrashRecoveryTests {
             CrashHarness.run(workload, on: fileSystem, segmentBytes: segmentBytes, outcome: outcome)
             let acknowledged = outcome.withLock { $0 }
             for mode in CrashHarness.modes(seed: seed, point: point) {
-                if let problem = CrashHarness.verify(image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged,
-                                                     segmentBytes: segmentBytes, context: "crash at operation \(point), \(mode)") {
+                if let problem = CrashHarness.verify(
+                    image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged,
+                    segmentBytes: segmentBytes, context: "crash at operation \(point), \(mode)")
+                {
                     failures.append("crash at operation \(point), \(mode): \(problem)")
                 }
             }
@@ -367,7 +382,9 @@ struct CrashRecoveryTests {
     /// The writer is frozen at each named point of the write path, as a suspended app is
     /// frozen mid-write, and the process is "killed" there: the disk's state at that moment
     /// must recover like any crash.
-    @Test("freeze the writer at each failpoint, then lose power", arguments: [Failpoints.Point.beforeWALWrite, .afterWALWriteBeforeSync, .beforePublish, .beforeSegmentRoll])
+    @Test(
+        "freeze the writer at each failpoint, then lose power",
+        arguments: [Failpoints.Point.beforeWALWrite, .afterWALWriteBeforeSync, .beforePublish, .beforeSegmentRoll])
     func freezeAtFailpoint(point: Failpoints.Point) throws {
         let seed: UInt64 = 7
         let workload = CrashWorkload(seed: seed, transactions: 60)
@@ -396,8 +413,9 @@ struct CrashRecoveryTests {
                 let acknowledged = outcome.withLock { $0 }
                 for mode in CrashHarness.modes(seed: seed, point: hit) {
                     frozenStates += 1
-                    let problem = CrashHarness.verify(image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged,
-                                                      context: "failpoint \(point), hit \(hit), \(mode)")
+                    let problem = CrashHarness.verify(
+                        image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged,
+                        context: "failpoint \(point), hit \(hit), \(mode)")
                     #expect(problem == nil, "failpoint \(point), hit \(hit), \(mode): \(problem ?? "")")
                 }
                 release.signal()

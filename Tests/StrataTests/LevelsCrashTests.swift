@@ -6,12 +6,12 @@
 // STRATA_SEED=<seed>; STRATA_LONG_TESTS=1 checks more seeds and every crash point.
 import Dispatch
 import Foundation
-import Synchronization
-import Testing
 @_spi(Testing) import Strata
 import StrataFormat
 import StrataIO
 import StrataTestSupport
+import Synchronization
+import Testing
 
 /// What a clean run of the workload did, as its failpoints saw it: each point reached, with
 /// the file-system operation count at that moment, and every name the store directory held
@@ -138,8 +138,9 @@ struct LevelsCrashTests {
     /// A few hundred transactions of 3-9 writes of 100-300 bytes over 150 keys, a fifth of
     /// them deletes, mixed durability, with two explicit compactions.
     static func workload(seed: UInt64) -> CrashWorkload {
-        CrashWorkload(seed: seed, transactions: 300, keys: 150, writesPerTransaction: 3...9, smallValueBytes: 100...300,
-                      largeValueOneIn: 0, compactAfter: [110, 240])
+        CrashWorkload(
+            seed: seed, transactions: 300, keys: 150, writesPerTransaction: 3...9, smallValueBytes: 100...300,
+            largeValueOneIn: 0, compactAfter: [110, 240])
     }
 
     /// The most failure points one seed checks in a normal run (each reopened in four crash
@@ -163,8 +164,10 @@ struct LevelsCrashTests {
         let cleanOutcome = SharedOutcome()
         var finalStats: StoreStats? = nil
         var namesAtEnd: [String] = []
-        CrashHarness.run(workload, on: clean, failpoints: Failpoints { trace.record($0, on: clean) }, levels: budgets,
-                         outcome: cleanOutcome) { store in
+        CrashHarness.run(
+            workload, on: clean, failpoints: Failpoints { trace.record($0, on: clean) }, levels: budgets,
+            outcome: cleanOutcome
+        ) { store in
             finalStats = try? store.stats()
             namesAtEnd = LevelsCrashTests.names(in: clean)
         }
@@ -175,8 +178,9 @@ struct LevelsCrashTests {
 
         // It did what this test is about.
         let manifestEdits = trace.count(.beforeManifestEdit)
-        #expect(stats.flushes >= 4 && trace.count(.beforeFlush) == stats.flushes,
-                "seed \(seed): expected several flushes, stats say \(stats.flushes), failpoints \(trace.count(.beforeFlush))")
+        #expect(
+            stats.flushes >= 4 && trace.count(.beforeFlush) == stats.flushes,
+            "seed \(seed): expected several flushes, stats say \(stats.flushes), failpoints \(trace.count(.beforeFlush))")
         #expect(stats.compactions >= 3, "seed \(seed): expected automatic compactions besides the two explicit ones, got \(stats.compactions)")
         #expect(manifestEdits >= stats.flushes + stats.compactions, "seed \(seed): \(manifestEdits) manifest edits")
         let segmentNames = namesAtEnd.filter { ManifestFormat.number(fromSegmentName: $0) != nil }
@@ -184,7 +188,9 @@ struct LevelsCrashTests {
         let manifests = namesAtEnd.filter { ManifestFormat.number(fromManifestName: $0) != nil }
         #expect(manifests.count == 1, "seed \(seed): expected one manifest, found \(manifests)")
         let deleted = trace.namesSeen.subtracting(closedNames)
-        #expect(deleted.contains { ManifestFormat.number(fromSegmentName: $0) != nil }, "seed \(seed): no obsolete segment file was deleted (deleted: \(deleted.sorted()))")
+        #expect(
+            deleted.contains { ManifestFormat.number(fromSegmentName: $0) != nil },
+            "seed \(seed): no obsolete segment file was deleted (deleted: \(deleted.sorted()))")
         #expect(deleted.contains { $0.hasPrefix("wal-") }, "seed \(seed): no WAL segment was retired (deleted: \(deleted.sorted()))")
         #expect(Set(closedNames) == Set(namesAtEnd), "seed \(seed): closing changed the directory from \(namesAtEnd) to \(closedNames)")
 
@@ -217,15 +223,19 @@ struct LevelsCrashTests {
             for mode in CrashHarness.modes(seed: seed, point: point) {
                 checked += 1
                 let context = "seed \(seed), crash at operation \(point) of \(totalOperations), \(mode)"
-                if let problem = CrashHarness.verify(image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged,
-                                                     levels: budgets, context: context) {
+                if let problem = CrashHarness.verify(
+                    image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged,
+                    levels: budgets, context: context)
+                {
                     failures.append("\(context): \(problem)")
                 }
             }
             if failures.count >= 5 { break }
         }
         let seconds = Date().timeIntervalSince(started)
-        print("[LevelsCrashTests] seed \(seed): \(checked) crash states checked at \(points.count) of \(totalOperations + 1) failure points (\(maintenance.count) in maintenance, open or close); clean run: \(stats.flushes) flushes, \(stats.compactions) compactions, \(manifestEdits) manifest edits, files per level \(stats.levels.map(\.files)), deleted \(deleted.count) files; \(String(format: "%.1f", seconds)) s")
+        print(
+            "[LevelsCrashTests] seed \(seed): \(checked) crash states checked at \(points.count) of \(totalOperations + 1) failure points (\(maintenance.count) in maintenance, open or close); clean run: \(stats.flushes) flushes, \(stats.compactions) compactions, \(manifestEdits) manifest edits, files per level \(stats.levels.map(\.files)), deleted \(deleted.count) files; \(String(format: "%.1f", seconds)) s"
+        )
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n")) (replay with STRATA_SEED=\(seed))")
         #expect(checked == 4 * points.count || !failures.isEmpty)
     }
@@ -280,14 +290,18 @@ struct LevelsCrashTests {
                 let mode: SimulatedFileSystem.CrashMode = second % 2 == 0 ? .loseAllUnsynced : .random(seed: mixed &+ UInt64(second))
                 let context = "seed \(seed), crash at operation \(point), then at operation \(second) of \(recoveryOperations) of the recovery, \(mode)"
                 checked += 1
-                if let problem = CrashHarness.verify(image: again.crashImage(mode), workload: workload, outcome: acknowledged,
-                                                     levels: budgets, context: context) {
+                if let problem = CrashHarness.verify(
+                    image: again.crashImage(mode), workload: workload, outcome: acknowledged,
+                    levels: budgets, context: context)
+                {
                     failures.append("\(context): \(problem)")
                 }
             }
             if failures.count >= 5 { break }
         }
-        print("[LevelsCrashTests] seed \(seed): \(checked) crash states checked after a second crash during recovery, from \(firstPoints.count) first crash points; \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        print(
+            "[LevelsCrashTests] seed \(seed): \(checked) crash states checked after a second crash during recovery, from \(firstPoints.count) first crash points; \(String(format: "%.1f", Date().timeIntervalSince(started))) s"
+        )
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n")) (replay with STRATA_SEED=\(seed))")
         #expect(checked > 0)
     }
@@ -300,7 +314,9 @@ struct LevelsCrashTests {
         var budgets = Self.budgets
         budgets.level0CompactionTrigger = 8
         var options = CrashHarness.options(fileSystem, levels: budgets)
-        options.failpoints = Failpoints { point in faults.forEach { $0.observe(point, fileSystem: fileSystem) } }
+        options.failpoints = Failpoints { point in
+            for fault in faults { fault.observe(point, fileSystem: fileSystem) }
+        }
         return (try Store(path: CrashHarness.storePath, options: options), fileSystem, budgets)
     }
 
@@ -316,8 +332,10 @@ struct LevelsCrashTests {
 
     /// Closes `store` and opens its files again, as a plain reopen and as after a process
     /// crash (the page cache survives): both must open and hold `model`.
-    static func expectReopens(_ store: Store, _ fileSystem: SimulatedFileSystem, _ budgets: LevelBudgets,
-                              model: [[UInt8]: [UInt8]], _ label: String) {
+    static func expectReopens(
+        _ store: Store, _ fileSystem: SimulatedFileSystem, _ budgets: LevelBudgets,
+        model: [[UInt8]: [UInt8]], _ label: String
+    ) {
         try? store.close()
         for (how, image) in [("reopen", fileSystem), ("process crash", fileSystem.crashImage(.keepAll))] {
             do {
@@ -386,8 +404,9 @@ struct LevelsCrashTests {
     /// like any crash. Inline, the writer waits for the frozen job. `.beforeManifestInstall`
     /// is reached on an open store only after a manifest append failed, so for it every other
     /// flush's manifest sync is made to fail (the retry installs a new manifest).
-    @Test("freeze maintenance at each failpoint, then lose power",
-          arguments: [Failpoints.Point.beforeFlush, .beforeCompaction, .beforeManifestEdit, .beforeManifestInstall])
+    @Test(
+        "freeze maintenance at each failpoint, then lose power",
+        arguments: [Failpoints.Point.beforeFlush, .beforeCompaction, .beforeManifestEdit, .beforeManifestInstall])
     func freezeMaintenance(point: Failpoints.Point) throws {
         let seed: UInt64 = 31
         let workload = Self.workload(seed: seed)
@@ -422,8 +441,9 @@ struct LevelsCrashTests {
                 for mode in CrashHarness.modes(seed: seed, point: hit) {
                     frozenStates += 1
                     let context = "failpoint \(point), hit \(hit), \(mode)"
-                    let problem = CrashHarness.verify(image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged,
-                                                      levels: Self.budgets, context: context)
+                    let problem = CrashHarness.verify(
+                        image: fileSystem.crashImage(mode), workload: workload, outcome: acknowledged,
+                        levels: Self.budgets, context: context)
                     #expect(problem == nil, "\(context): \(problem ?? "")")
                 }
                 release.signal()
@@ -434,9 +454,10 @@ struct LevelsCrashTests {
             }
             // The frozen run carries on to the end once released, and what it leaves verifies too.
             #expect(outcome.withLock { $0.attempted } == workload.states.count - 1, "failpoint \(point), hit \(hit): the run did not finish after the release")
-            let problem = CrashHarness.verify(image: fileSystem.crashImage(.loseAllUnsynced), workload: workload,
-                                              outcome: outcome.withLock { $0 }, levels: Self.budgets,
-                                              context: "failpoint \(point), hit \(hit), after the run")
+            let problem = CrashHarness.verify(
+                image: fileSystem.crashImage(.loseAllUnsynced), workload: workload,
+                outcome: outcome.withLock { $0 }, levels: Self.budgets,
+                context: "failpoint \(point), hit \(hit), after the run")
             #expect(problem == nil, "failpoint \(point), hit \(hit), after the run: \(problem ?? "")")
         }
         print("[LevelsCrashTests] failpoint \(point): frozen at hits \(reachedHits), \(frozenStates) crash states checked")

@@ -9,11 +9,11 @@
 // STRATA_LONG_TESTS=1.
 import Dispatch
 import Foundation
-import Synchronization
-import Testing
 @_spi(Testing) import Strata
 import StrataIO
 import StrataTestSupport
+import Synchronization
+import Testing
 
 /// The model and version the next transaction of a batch starts from. Each transaction body
 /// reads it and, unless it aborts, advances it; bodies run on the writer queue one at a time,
@@ -96,8 +96,10 @@ struct LevelsModelRun {
     /// many times. All but the memtable and segment sizes vary per open; a hard limit of
     /// 2 × 64 KiB (the least allowed) makes writes wait for flushes now and then, and the
     /// generator's 40-130 KiB values take a memtable past it in one round.
-    static func options(fileSystem: any FileSystem, inline: Bool, trigger: Int, cacheBytes: Int, compressed: Bool,
-                        hardLimitBytes: Int? = nil) -> StoreOptions {
+    static func options(
+        fileSystem: any FileSystem, inline: Bool, trigger: Int, cacheBytes: Int, compressed: Bool,
+        hardLimitBytes: Int? = nil
+    ) -> StoreOptions {
         var options = ModelBasedTests.smallSegmentOptions()
         options.fileSystem = fileSystem
         options.memtableBytes = 64 << 10
@@ -112,8 +114,9 @@ struct LevelsModelRun {
     }
 
     init(seed: UInt64, path: String, fileSystem: any FileSystem, inline: Bool, compressedAtFirst: Bool) throws {
-        let options = LevelsModelRun.options(fileSystem: fileSystem, inline: inline, trigger: 2, cacheBytes: 32 << 10,
-                                             compressed: compressedAtFirst)
+        let options = LevelsModelRun.options(
+            fileSystem: fileSystem, inline: inline, trigger: 2, cacheBytes: 32 << 10,
+            compressed: compressedAtFirst)
         base = try ModelRun(seed: seed, path: path, options: options)
         base.checksWALAcrossReopen = false
         self.inline = inline
@@ -167,12 +170,16 @@ struct LevelsModelRun {
         #expect(totals.flushes >= 10, "seed \(seed): expected many flushes with 64 KiB memtables: \(totals)")
         #expect(totals.compactions > totals.explicitCompactions, "seed \(seed): expected compactions besides the ones asked for: \(totals)")
         #expect(totals.deepestLevel >= 1 && totals.mostLevel0Files >= 1, "seed \(seed): expected files in level 0 and deeper: \(totals)")
-        #expect(totals.snapshotsAcrossFlush >= 1 && totals.snapshotsAcrossCompaction >= 1,
-                "seed \(seed): expected a snapshot held across a flush and across a compaction: \(totals)")
+        #expect(
+            totals.snapshotsAcrossFlush >= 1 && totals.snapshotsAcrossCompaction >= 1,
+            "seed \(seed): expected a snapshot held across a flush and across a compaction: \(totals)")
         #expect(totals.compressedOpens > 0 && totals.uncompressedOpens > 0, "seed \(seed): expected opens with and without compression: \(totals)")
-        #expect(base.counts.aborted > 0 && base.counts.empty > 0 && base.counts.reopens > 1,
-                "seed \(seed): the run should abort, commit empty transactions and reopen: \(base.counts)")
-        print("[levels model] seed \(seed)\(inline ? " (inline maintenance)" : ""): \(base.counts), \(totals); \(base.model.entries.count) keys at the end, version \(base.expectedVersion), files per level \(stats.levels.map(\.files))")
+        #expect(
+            base.counts.aborted > 0 && base.counts.empty > 0 && base.counts.reopens > 1,
+            "seed \(seed): the run should abort, commit empty transactions and reopen: \(base.counts)")
+        print(
+            "[levels model] seed \(seed)\(inline ? " (inline maintenance)" : ""): \(base.counts), \(totals); \(base.model.entries.count) keys at the end, version \(base.expectedVersion), files per level \(stats.levels.map(\.files))"
+        )
     }
 
     // MARK: Steps
@@ -206,28 +213,34 @@ struct LevelsModelRun {
         let final = head.current
         base.model = final.model
         base.expectedVersion = final.version
-        try #require(base.store.version == base.expectedVersion,
-                     "\(context): store.version is \(base.store.version) after the batch, expected \(base.expectedVersion)")
+        try #require(
+            base.store.version == base.expectedVersion,
+            "\(context): store.version is \(base.store.version) after the batch, expected \(base.expectedVersion)")
     }
 
-    static func submitAll(_ plans: [ModelPlan], to store: Store, head: ModelHead, log: TestEnvironment.FailureLog,
-                          context: String) -> [Result<ModelTxResult, any Error>] {
+    static func submitAll(
+        _ plans: [ModelPlan], to store: Store, head: ModelHead, log: TestEnvironment.FailureLog,
+        context: String
+    ) -> [Result<ModelTxResult, any Error>] {
         let outcomes = BatchOutcomes()
         let done = DispatchSemaphore(value: 0)
         for (offset, plan) in plans.enumerated() {
             let step = "\(context) tx \(offset) (\(plan.durability))"
-            store.asyncWrite(durability: plan.durability, { tx in
-                let start = head.current
-                if tx.version != start.version {
-                    log.record("\(step): the transaction reads at version \(tx.version), expected \(start.version) (its predecessors in the batch)")
-                }
-                let result = try ModelExecutor.run(plan, base: start.model, tx: tx, log: log, context: step)
-                head.advance(to: result.model, version: start.version + (result.wrote ? 1 : 0))
-                return result
-            }, completion: { outcome in
-                outcomes.set(offset, outcome)
-                done.signal()
-            })
+            store.asyncWrite(
+                durability: plan.durability,
+                { tx in
+                    let start = head.current
+                    if tx.version != start.version {
+                        log.record("\(step): the transaction reads at version \(tx.version), expected \(start.version) (its predecessors in the batch)")
+                    }
+                    let result = try ModelExecutor.run(plan, base: start.model, tx: tx, log: log, context: step)
+                    head.advance(to: result.model, version: start.version + (result.wrote ? 1 : 0))
+                    return result
+                },
+                completion: { outcome in
+                    outcomes.set(offset, outcome)
+                    done.signal()
+                })
         }
         for _ in plans { done.wait() }
         return plans.indices.map { outcomes.get($0) ?? .failure(ModelAbort(token: -1)) }
@@ -241,8 +254,9 @@ struct LevelsModelRun {
             try LevelsModelRun.compactBlocking(base.store)
         }
         let stats = try base.store.stats()
-        #expect(stats.sealedMemtables == 0 && stats.levels[0].files == 0,
-                "\(context): compact() returned with \(stats.sealedMemtables) sealed memtables and \(stats.levels[0].files) level-0 files")
+        #expect(
+            stats.sealedMemtables == 0 && stats.levels[0].files == 0,
+            "\(context): compact() returned with \(stats.sealedMemtables) sealed memtables and \(stats.levels[0].files) level-0 files")
         if inline {
             // In the background a compaction queued before compact() may still run after it,
             // and split an oversized level.
@@ -269,9 +283,11 @@ struct LevelsModelRun {
         // each kind under the other setting.
         let compressed = base.options.compressionFromLevel == nil
         let hardLimit: Int? = base.generator.chance(500) ? 128 << 10 : nil
-        base.options = LevelsModelRun.options(fileSystem: fileSystem, inline: inline, trigger: trigger, cacheBytes: cacheBytes,
-                                              compressed: compressed, hardLimitBytes: hardLimit)
-        let context = "\(context) (trigger \(trigger), cache \(cacheBytes >> 10) KiB, \(compressed ? "compressed" : "uncompressed"), hard limit \((hardLimit ?? 256 << 10) >> 10) KiB)"
+        base.options = LevelsModelRun.options(
+            fileSystem: fileSystem, inline: inline, trigger: trigger, cacheBytes: cacheBytes,
+            compressed: compressed, hardLimitBytes: hardLimit)
+        let context =
+            "\(context) (trigger \(trigger), cache \(cacheBytes >> 10) KiB, \(compressed ? "compressed" : "uncompressed"), hard limit \((hardLimit ?? 256 << 10) >> 10) KiB)"
         let held = self.held
         try base.reopen(context) {
             // The snapshot outlives its store: it must refuse reads, and closing it lets go of
@@ -295,13 +311,16 @@ struct LevelsModelRun {
         let stats = try base.store.stats()
         let snapshot = base.store.snapshot()
         try #require(snapshot.version == base.expectedVersion, "\(context): the snapshot is at version \(snapshot.version), expected \(base.expectedVersion)")
-        held = HeldSnapshot(snapshot: snapshot, model: base.model, takenAt: context,
-                            flushesAtStart: stats.flushes, compactionsAtStart: stats.compactions)
+        held = HeldSnapshot(
+            snapshot: snapshot, model: base.model, takenAt: context,
+            flushesAtStart: stats.flushes, compactionsAtStart: stats.compactions)
         totals.snapshots += 1
         try checkHeld("\(context) (just taken)")
         let pinned = try base.store.stats()
-        #expect(pinned.liveSnapshots == 1 && pinned.oldestSnapshotVersion == snapshot.version,
-                "\(context): stats() shows \(pinned.liveSnapshots) live snapshots, oldest \(String(describing: pinned.oldestSnapshotVersion)); expected 1 at \(snapshot.version)")
+        #expect(
+            pinned.liveSnapshots == 1 && pinned.oldestSnapshotVersion == snapshot.version,
+            "\(context): stats() shows \(pinned.liveSnapshots) live snapshots, oldest \(String(describing: pinned.oldestSnapshotVersion)); expected 1 at \(snapshot.version)"
+        )
     }
 
     mutating func releaseSnapshot(_ context: String) throws {
@@ -365,12 +384,16 @@ struct LevelsModelRun {
                 let ranged = Array(try tx.scan(from: bounds.from, to: bounds.to, reverse: true))
                 let rangedExpected = changed.range(from: bounds.from, to: bounds.to, reverse: true)
                 if ranged != rangedExpected {
-                    log.record("\(context): reverse range scan in a write transaction after its own writes: \(ModelDiff.describe(expected: rangedExpected, actual: ranged))")
+                    log.record(
+                        "\(context): reverse range scan in a write transaction after its own writes: \(ModelDiff.describe(expected: rangedExpected, actual: ranged))"
+                    )
                 }
                 let prefixed = Array(try tx.scan(prefix: prefix))
                 let prefixedExpected = changed.withPrefix(prefix)
                 if prefixed != prefixedExpected {
-                    log.record("\(context): prefix scan in a write transaction after its own writes: \(ModelDiff.describe(expected: prefixedExpected, actual: prefixed))")
+                    log.record(
+                        "\(context): prefix scan in a write transaction after its own writes: \(ModelDiff.describe(expected: prefixedExpected, actual: prefixed))"
+                    )
                 }
                 let all = Array(try tx.scan(from: []))
                 let allExpected = changed.range(from: [], to: nil)
@@ -382,7 +405,8 @@ struct LevelsModelRun {
         }
         let clean = log.report()
         try #require(clean, "\(context): stopping after the mismatches in the write transaction above")
-        if case .failure(let error) = outcome, error as? ProbeAbort == ProbeAbort() {} else {
+        if case .failure(let error) = outcome, error as? ProbeAbort == ProbeAbort() {
+        } else {
             Issue.record("\(context): the probing write transaction should have failed with its own error, got \(outcome)")
         }
         try #require(base.store.version == version, "\(context): an aborted transaction moved the version to \(base.store.version)")
@@ -410,11 +434,14 @@ struct LevelsModelRun {
             let prefixed = Array(try tx.scan(prefix: prefix, reverse: true))
             let prefixedExpected = held.model.withPrefix(prefix, reverse: true)
             let prefixedSame = prefixed == prefixedExpected
-            try #require(prefixedSame, "\(context), scan(prefix: \(TestEnvironment.hex(prefix)), reverse: true): \(ModelDiff.describe(expected: prefixedExpected, actual: prefixed))")
+            try #require(
+                prefixedSame,
+                "\(context), scan(prefix: \(TestEnvironment.hex(prefix)), reverse: true): \(ModelDiff.describe(expected: prefixedExpected, actual: prefixed))")
             for key in probes {
                 let got = try tx.get(key)
                 let same = got == held.model.get(key)
-                try #require(same, "\(context), get(\(TestEnvironment.hex(key))) = \(TestEnvironment.hex(got)), expected \(TestEnvironment.hex(held.model.get(key)))")
+                try #require(
+                    same, "\(context), get(\(TestEnvironment.hex(key))) = \(TestEnvironment.hex(got)), expected \(TestEnvironment.hex(held.model.get(key)))")
             }
         }
     }
@@ -429,14 +456,17 @@ struct LevelsModelRun {
         if inline {
             // The flush runs inside the seal and compactions right after it, until none is due.
             #expect(stats.sealedMemtables == 0, "\(context): \(stats.sealedMemtables) memtables wait for a flush with inline maintenance")
-            #expect(stats.levels[0].files < base.options.level0CompactionTrigger,
-                    "\(context): level 0 holds \(stats.levels[0].files) files, at or past its trigger \(base.options.level0CompactionTrigger), with inline maintenance")
+            #expect(
+                stats.levels[0].files < base.options.level0CompactionTrigger,
+                "\(context): level 0 holds \(stats.levels[0].files) files, at or past its trigger \(base.options.level0CompactionTrigger), with inline maintenance"
+            )
         }
         if held != nil {
             if stats.flushes > held!.flushesAtStart { held!.sawFlush = true }
             if stats.compactions > held!.compactionsAtStart { held!.sawCompaction = true }
-            #expect(stats.oldestSnapshotVersion == held!.snapshot.version,
-                    "\(context): stats() says the oldest snapshot is at \(String(describing: stats.oldestSnapshotVersion)), expected \(held!.snapshot.version)")
+            #expect(
+                stats.oldestSnapshotVersion == held!.snapshot.version,
+                "\(context): stats() says the oldest snapshot is at \(String(describing: stats.oldestSnapshotVersion)), expected \(held!.snapshot.version)")
         }
     }
 }
@@ -450,8 +480,9 @@ struct LevelsModelRun {
     @Test func levelsModelOnPOSIXFileSystem() async throws {
         let seed = TestEnvironment.seed(0x5EED_1E01, test: "levelsModelOnPOSIXFileSystem")
         try await TestEnvironment.withTemporaryDirectory("levels-model") { directory in
-            var run = try LevelsModelRun(seed: seed, path: directory + "/store", fileSystem: POSIXFileSystem(), inline: false,
-                                         compressedAtFirst: true)
+            var run = try LevelsModelRun(
+                seed: seed, path: directory + "/store", fileSystem: POSIXFileSystem(), inline: false,
+                compressedAtFirst: true)
             try await run.run(operations: LevelsModelTests.operations)
             try run.base.store.close()
             try assertStoreIsClean(path: run.base.path, fileSystem: run.base.options.fileSystem, context: "seed \(seed) after the last close")
@@ -471,8 +502,10 @@ struct LevelsModelRun {
         var imageOptions = run.base.options
         imageOptions.fileSystem = fileSystem.crashImage(.loseAllUnsynced)
         let image = try Store(path: path, options: imageOptions)
-        #expect(image.recovery.truncatedTail == nil && image.version == run.base.expectedVersion,
-                "seed \(seed): after a clean close, a power cut left version \(image.version) (expected \(run.base.expectedVersion)), tail \(String(describing: image.recovery.truncatedTail))")
+        #expect(
+            image.recovery.truncatedTail == nil && image.version == run.base.expectedVersion,
+            "seed \(seed): after a clean close, a power cut left version \(image.version) (expected \(run.base.expectedVersion)), tail \(String(describing: image.recovery.truncatedTail))"
+        )
         try run.base.checkState(of: image, "seed \(seed) crash image after clean close")
         try image.close()
         try assertStoreIsClean(path: path, fileSystem: imageOptions.fileSystem, context: "seed \(seed) crash image after clean close")

@@ -2,10 +2,11 @@
 // writes make many segment files: answers must match a dictionary model throughout, across
 // reopens, and for a snapshot held while the files under it are replaced.
 import Foundation
-import Testing
-@testable import Strata
 import StrataTestSupport
 import StrataVerifier
+import Testing
+
+@testable import Strata
 
 @Suite struct LevelsTests {
     static func smallOptions() -> StoreOptions {
@@ -28,7 +29,8 @@ import StrataVerifier
             #expect(forward == sortedKeys, "\(context): forward scan (\(forward.count) vs \(sortedKeys.count))")
             let backward = try tx.scan(from: [0], to: nil, reverse: true).map(\.key)
             #expect(backward == sortedKeys.reversed(), "\(context): reverse scan (\(backward.count))")
-            let lower = LevelsTests.key(1000), upper = LevelsTests.key(2000)
+            let lower = LevelsTests.key(1000)
+            let upper = LevelsTests.key(2000)
             let ranged = try tx.scan(from: lower, to: upper, reverse: true).map(\.key)
             let expected = sortedKeys.filter { !$0.lexicographicallyPrecedes(lower) && $0.lexicographicallyPrecedes(upper) }
             #expect(ranged == expected.reversed(), "\(context): reverse range scan")

@@ -1,10 +1,10 @@
 import Foundation
-import Testing
 import Strata
 import StrataFormat
 import StrataIO
 import StrataTestSupport
 import StrataVerifier
+import Testing
 
 // Damage to synced bytes of the WAL and the manifest (docs/format/wal.md, "Recovery";
 // docs/format/manifest.md, "Damage"): it must never be taken for a torn write, so the open
@@ -154,8 +154,9 @@ private func damageOffsets(count: Int, sample: Int, tail: Int, random: inout See
             expected[key] = value
         }
         try store.close()
-        let fixture = DamageFixture(fs: fs, options: options,
-                                    expected: expected.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { Entry(key: $0.key, value: $0.value) })
+        let fixture = DamageFixture(
+            fs: fs, options: options,
+            expected: expected.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { Entry(key: $0.key, value: $0.value) })
 
         let wals = try fs.listDirectory(APITestSimulated.path).filter { $0.hasPrefix("wal-") }.sorted()
         #expect(wals.count >= 2, "the workload must span two WAL segments")
@@ -179,15 +180,20 @@ private func damageOffsets(count: Int, sample: Int, tail: Int, random: inout See
                     opened = entries
                 }
                 if let opened, opened != fixture.expected {
-                    Issue.record("\(place): the store opened without an error but holds \(opened.count) of \(fixture.expected.count) acknowledged records, or changed ones")
+                    Issue.record(
+                        "\(place): the store opened without an error but holds \(opened.count) of \(fixture.expected.count) acknowledged records, or changed ones"
+                    )
                 }
                 let report = try fixture.verifyDamaged(file, offset: offset, mask: mask)
                 let verdictIsCorruption = report.findings.contains { $0.severity == .error }
                 if verdictIsCorruption != (opened == nil) {
-                    Issue.record("\(place): strata-fsck says \(verdictIsCorruption ? "corruption" : "no corruption") but the open \(opened == nil ? "failed" : "succeeded"): \(report.findings.map(\.code))")
+                    Issue.record(
+                        "\(place): strata-fsck says \(verdictIsCorruption ? "corruption" : "no corruption") but the open \(opened == nil ? "failed" : "succeeded"): \(report.findings.map(\.code))"
+                    )
                 }
                 if let torn = report.findings.first(where: { $0.code == "wal.tornTail" }), torn.file == name,
-                   (torn.offset ?? 0) < Int64(lastRecordEnd) {
+                    (torn.offset ?? 0) < Int64(lastRecordEnd)
+                {
                     Issue.record("\(place): strata-fsck calls synced data at \(torn.offset ?? 0) a torn tail")
                 }
             }
@@ -216,8 +222,9 @@ private func damageOffsets(count: Int, sample: Int, tail: Int, random: inout See
             try store.compact()
         }
         try store.close()
-        let fixture = DamageFixture(fs: fs, options: options,
-                                    expected: expected.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { Entry(key: $0.key, value: $0.value) })
+        let fixture = DamageFixture(
+            fs: fs, options: options,
+            expected: expected.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { Entry(key: $0.key, value: $0.value) })
 
         let manifests = try fs.listDirectory(APITestSimulated.path).filter { $0.hasPrefix("manifest-") && $0.hasSuffix(".log") }
         let name = try #require(manifests.max())
@@ -241,12 +248,16 @@ private func damageOffsets(count: Int, sample: Int, tail: Int, random: inout See
                     opened = entries
                 }
                 if let opened, opened != fixture.expected {
-                    Issue.record("\(place): the store opened without an error but holds \(opened.count) of \(fixture.expected.count) acknowledged records, or changed ones")
+                    Issue.record(
+                        "\(place): the store opened without an error but holds \(opened.count) of \(fixture.expected.count) acknowledged records, or changed ones"
+                    )
                 }
                 let report = try fixture.verifyDamaged(file, offset: offset, mask: mask)
                 let verdictIsCorruption = report.findings.contains { $0.severity == .error }
                 if verdictIsCorruption != (opened == nil) {
-                    Issue.record("\(place): strata-fsck says \(verdictIsCorruption ? "corruption" : "no corruption") but the open \(opened == nil ? "failed" : "succeeded"): \(report.findings.map(\.code))")
+                    Issue.record(
+                        "\(place): strata-fsck says \(verdictIsCorruption ? "corruption" : "no corruption") but the open \(opened == nil ? "failed" : "succeeded"): \(report.findings.map(\.code))"
+                    )
                 }
             }
         }

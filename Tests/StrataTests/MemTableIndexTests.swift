@@ -1,6 +1,6 @@
-import Testing
 import Strata
 import StrataTestSupport
+import Testing
 
 /// Point lookups go through the memtable's hash index, which grows many times on the way to
 /// tens of thousands of keys. Every version must stay findable from every snapshot.

@@ -3,9 +3,9 @@
 // come.
 import Dispatch
 import Foundation
-import Testing
 import Strata
 import StrataTestSupport
+import Testing
 
 @Suite struct MemtableHardLimitTests {
     /// The memtable budget is checked only before a round's first record, so one transaction
@@ -26,7 +26,8 @@ import StrataTestSupport
         let done = DispatchSemaphore(value: 0)
         store.asyncWrite({ tx in try tx.put([9], [1]) }, completion: { _ in done.signal() })
         guard done.wait(timeout: .now() + 5) == .success else {
-            Issue.record("the write after a 300 KiB transaction did not finish in 5 s: the writer waits in waitForRoom() for a flush of the memtable it has yet to seal")
+            Issue.record(
+                "the write after a 300 KiB transaction did not finish in 5 s: the writer waits in waitForRoom() for a flush of the memtable it has yet to seal")
             // The writer never comes back, so closing would hang too: keep the store alive
             // (its deinit closes) and leave it behind.
             _ = Unmanaged.passRetained(store)

@@ -3,11 +3,11 @@
 // after every commit and every reopen. Replay a failure with STRATA_SEED=<seed>; run ten
 // times longer with STRATA_LONG_TESTS=1.
 import Foundation
-import Synchronization
-import Testing
 import Strata
 import StrataIO
 import StrataTestSupport
+import Synchronization
+import Testing
 
 // MARK: - Reference model
 
@@ -21,9 +21,10 @@ struct ReferenceModel: Sendable, Equatable {
     /// Entries with `from <= key < to` (no upper bound when `to` is nil), in key order or
     /// reversed.
     func range(from: [UInt8], to: [UInt8]?, reverse: Bool = false) -> [Entry] {
-        ReferenceModel.ordered(entries.filter { key, _ in
-            !key.lexicographicallyPrecedes(from) && (to.map { key.lexicographicallyPrecedes($0) } ?? true)
-        }, reverse: reverse)
+        ReferenceModel.ordered(
+            entries.filter { key, _ in
+                !key.lexicographicallyPrecedes(from) && (to.map { key.lexicographicallyPrecedes($0) } ?? true)
+            }, reverse: reverse)
     }
 
     /// Entries whose key starts with `prefix` (checked byte by byte, not through a successor
@@ -240,10 +241,11 @@ struct ModelGenerator {
             if !ops.contains(where: \.isWrite) { ops.append(.put(key(), value())) }
             abortToken = index
         }
-        return ModelPlan(ops: ops,
-                         durability: chance(500) ? .synced : .buffered,
-                         mode: ModelWriteMode.allCases.randomElement(using: &random)!,
-                         abortToken: abortToken)
+        return ModelPlan(
+            ops: ops,
+            durability: chance(500) ? .synced : .buffered,
+            mode: ModelWriteMode.allCases.randomElement(using: &random)!,
+            abortToken: abortToken)
     }
 }
 
@@ -252,8 +254,10 @@ struct ModelGenerator {
 enum ModelExecutor {
     /// Runs `plan` in `tx`, mirroring every write on a copy of `base` and checking every read
     /// against that copy. Mismatches go to `log` (this runs on the writer queue).
-    static func run(_ plan: ModelPlan, base: ReferenceModel, tx: WriteTransaction,
-                    log: TestEnvironment.FailureLog, context: String) throws -> ModelTxResult {
+    static func run(
+        _ plan: ModelPlan, base: ReferenceModel, tx: WriteTransaction,
+        log: TestEnvironment.FailureLog, context: String
+    ) throws -> ModelTxResult {
         var model = base
         var wrote = false
         let startVersion = tx.version
@@ -331,8 +335,9 @@ struct ModelRun {
         generator = ModelGenerator(seed: seed)
         store = try Store(path: path, options: options)
         let report = store.recovery
-        #expect(report.truncatedTail == nil && report.lastSequence == 0 && store.version == 0,
-                "seed \(seed): a new store should start empty at version 0, got \(report)")
+        #expect(
+            report.truncatedTail == nil && report.lastSequence == 0 && store.version == 0,
+            "seed \(seed): a new store should start empty at version 0, got \(report)")
     }
 
     mutating func run(operations: Int) async throws {
@@ -356,8 +361,9 @@ struct ModelRun {
         if checksWALAcrossReopen {
             #expect(stats.walSegments > 1, "seed \(seed): with 64 KiB segments the WAL should have rolled, but has \(stats.walSegments) segment(s)")
         }
-        #expect(counts.aborted > 0 && counts.empty > 0 && counts.reopens > 1,
-                "seed \(seed): the run should abort, commit empty transactions and reopen: \(counts)")
+        #expect(
+            counts.aborted > 0 && counts.empty > 0 && counts.reopens > 1,
+            "seed \(seed): the run should abort, commit empty transactions and reopen: \(counts)")
         print("[model] seed \(seed): \(counts), \(model.entries.count) keys at the end, version \(expectedVersion), \(stats.walSegments) WAL segments")
     }
 
@@ -372,17 +378,20 @@ struct ModelRun {
             outcome = ModelRun.blockingWrite(store, plan, base, log, context)
         case .async:
             do {
-                outcome = .success(try await store.write(durability: plan.durability) { tx in
-                    try ModelExecutor.run(plan, base: base, tx: tx, log: log, context: context)
-                })
+                outcome = .success(
+                    try await store.write(durability: plan.durability) { tx in
+                        try ModelExecutor.run(plan, base: base, tx: tx, log: log, context: context)
+                    })
             } catch {
                 outcome = .failure(error)
             }
         case .callback:
             outcome = await withCheckedContinuation { continuation in
-                store.asyncWrite(durability: plan.durability, { tx in
-                    try ModelExecutor.run(plan, base: base, tx: tx, log: log, context: context)
-                }, completion: { continuation.resume(returning: $0) })
+                store.asyncWrite(
+                    durability: plan.durability,
+                    { tx in
+                        try ModelExecutor.run(plan, base: base, tx: tx, log: log, context: context)
+                    }, completion: { continuation.resume(returning: $0) })
             }
         }
         counts.transactions += 1
@@ -392,8 +401,9 @@ struct ModelRun {
 
         switch (outcome, plan.abortToken) {
         case (.success(let result), nil):
-            try #require(result.startVersion == expectedVersion,
-                         "\(context): the transaction read at tx.version \(result.startVersion), expected the last commit \(expectedVersion)")
+            try #require(
+                result.startVersion == expectedVersion,
+                "\(context): the transaction read at tx.version \(result.startVersion), expected the last commit \(expectedVersion)")
             model = result.model
             if result.wrote { expectedVersion += 1 } else { counts.empty += 1 }
         case (.success, let token?):
@@ -407,13 +417,16 @@ struct ModelRun {
             Issue.record("\(context): the write failed: \(error); ops: \(plan.ops)")
             throw error
         }
-        try #require(store.version == expectedVersion,
-                     "\(context): store.version is \(store.version) after the commit, expected \(expectedVersion) (+1 per non-empty transaction only)")
+        try #require(
+            store.version == expectedVersion,
+            "\(context): store.version is \(store.version) after the commit, expected \(expectedVersion) (+1 per non-empty transaction only)")
     }
 
     /// The blocking `write` overload (a synchronous context picks it).
-    static func blockingWrite(_ store: Store, _ plan: ModelPlan, _ base: ReferenceModel,
-                              _ log: TestEnvironment.FailureLog, _ context: String) -> Result<ModelTxResult, any Error> {
+    static func blockingWrite(
+        _ store: Store, _ plan: ModelPlan, _ base: ReferenceModel,
+        _ log: TestEnvironment.FailureLog, _ context: String
+    ) -> Result<ModelTxResult, any Error> {
         Result {
             try store.write(durability: plan.durability) { tx in
                 try ModelExecutor.run(plan, base: base, tx: tx, log: log, context: context)
@@ -438,18 +451,24 @@ struct ModelRun {
 
         store = try Store(path: path, options: options)
         let report = store.recovery
-        try #require(report.truncatedTail == nil,
-                     "\(context): the store was closed cleanly, yet recovery cut a torn tail: \(String(describing: report.truncatedTail))")
-        #expect(report.removedIncompleteSegments.isEmpty,
-                "\(context): recovery removed segments \(report.removedIncompleteSegments) after a clean close")
-        try #require(report.lastSequence == expectedVersion && store.version == expectedVersion,
-                     "\(context): reopened at version \(store.version) (report \(report.lastSequence)), expected \(expectedVersion)")
+        try #require(
+            report.truncatedTail == nil,
+            "\(context): the store was closed cleanly, yet recovery cut a torn tail: \(String(describing: report.truncatedTail))")
+        #expect(
+            report.removedIncompleteSegments.isEmpty,
+            "\(context): recovery removed segments \(report.removedIncompleteSegments) after a clean close")
+        try #require(
+            report.lastSequence == expectedVersion && store.version == expectedVersion,
+            "\(context): reopened at version \(store.version) (report \(report.lastSequence)), expected \(expectedVersion)")
         // Reopening loses no log. (close() itself may start one new, empty segment when the
         // current one is past walSegmentBytes, so allow one segment header more.)
         let after = try store.stats()
-        #expect(!checksWALAcrossReopen || after.walSegments >= before.walSegments && after.walSegments <= before.walSegments + 1
+        #expect(
+            !checksWALAcrossReopen
+                || after.walSegments >= before.walSegments && after.walSegments <= before.walSegments + 1
                     && after.walBytes >= before.walBytes && after.walBytes <= before.walBytes + 64,
-                "\(context): WAL figures changed across reopen: \(before.walSegments) segments / \(before.walBytes) bytes before, \(after.walSegments) / \(after.walBytes) after")
+            "\(context): WAL figures changed across reopen: \(before.walSegments) segments / \(before.walBytes) bytes before, \(after.walSegments) / \(after.walBytes) after"
+        )
         try checkState(of: store, "\(context) after reopen")
     }
 
@@ -478,17 +497,22 @@ struct ModelRun {
             for key in probes {
                 let got = try tx.get(key)
                 let same = got == model.get(key)
-                try #require(same, "\(context): get(\(TestEnvironment.hex(key))) = \(TestEnvironment.hex(got)), expected \(TestEnvironment.hex(model.get(key)))")
+                try #require(
+                    same, "\(context): get(\(TestEnvironment.hex(key))) = \(TestEnvironment.hex(got)), expected \(TestEnvironment.hex(model.get(key)))")
             }
             let ranged = Array(try tx.scan(from: reverseBounds.from, to: reverseBounds.to, reverse: true))
             let rangedExpected = model.range(from: reverseBounds.from, to: reverseBounds.to, reverse: true)
             let rangedSame = ranged == rangedExpected
-            try #require(rangedSame, "\(context): reverse scan from \(TestEnvironment.hex(reverseBounds.from)) to \(TestEnvironment.hex(reverseBounds.to)): \(ModelDiff.describe(expected: rangedExpected, actual: ranged))")
+            try #require(
+                rangedSame,
+                "\(context): reverse scan from \(TestEnvironment.hex(reverseBounds.from)) to \(TestEnvironment.hex(reverseBounds.to)): \(ModelDiff.describe(expected: rangedExpected, actual: ranged))"
+            )
             for reverse in [false, true] {
                 let got = Array(try tx.scan(prefix: prefix, reverse: reverse))
                 let want = model.withPrefix(prefix, reverse: reverse)
                 let same = got == want
-                try #require(same, "\(context): scan(prefix: \(TestEnvironment.hex(prefix)), reverse: \(reverse)): \(ModelDiff.describe(expected: want, actual: got))")
+                try #require(
+                    same, "\(context): scan(prefix: \(TestEnvironment.hex(prefix)), reverse: \(reverse)): \(ModelDiff.describe(expected: want, actual: got))")
             }
         }
     }
@@ -529,8 +553,10 @@ struct ModelRun {
         var imageOptions = options
         imageOptions.fileSystem = fileSystem.crashImage(.loseAllUnsynced)
         let image = try Store(path: "/model-store", options: imageOptions)
-        #expect(image.recovery.truncatedTail == nil && image.version == run.expectedVersion,
-                "seed \(seed): after a clean close, a power cut left version \(image.version) (expected \(run.expectedVersion)), tail \(String(describing: image.recovery.truncatedTail))")
+        #expect(
+            image.recovery.truncatedTail == nil && image.version == run.expectedVersion,
+            "seed \(seed): after a clean close, a power cut left version \(image.version) (expected \(run.expectedVersion)), tail \(String(describing: image.recovery.truncatedTail))"
+        )
         try run.checkState(of: image, "seed \(seed) crash image after clean close")
         try image.close()
         try assertStoreIsClean(path: "/model-store", fileSystem: imageOptions.fileSystem, context: "seed \(seed) crash image after clean close")

@@ -1,7 +1,7 @@
-import Testing
 import Strata
 import StrataIO
 import StrataTestSupport
+import Testing
 
 /// What opening a path that is not a store leaves behind.
 struct OpenPathTests {

@@ -1,9 +1,9 @@
 import Foundation
-import Testing
 import Strata
 import StrataFormat
 import StrataIO
 import StrataTestSupport
+import Testing
 
 /// Record offsets (transactions only, not sync marks) and the end of valid data in a WAL
 /// segment's bytes.
@@ -34,8 +34,10 @@ private struct RecoveryWALLayout {
 }
 
 /// Framed WAL bytes of one batch, as the engine would write them at `fileOffset`.
-private func recoveryRecord(sequence: UInt64, syncedThrough: UInt64, fileOffset: Int,
-                            puts: [([UInt8], [UInt8])]) -> [UInt8] {
+private func recoveryRecord(
+    sequence: UInt64, syncedThrough: UInt64, fileOffset: Int,
+    puts: [([UInt8], [UInt8])]
+) -> [UInt8] {
     var encoder = BatchFormat.Encoder(sequence: sequence, syncedThrough: syncedThrough)
     for (key, value) in puts { encoder.put(key, value) }
     let payload = encoder.finish()
@@ -85,10 +87,10 @@ private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Dur
         let fs = SimulatedFileSystem()
         let store = try APITestSimulated.open(fs)
         try recoveryCommit(store, 0..<5)
-        try store.write { _ in }                                   // empty: no record
+        try store.write { _ in }  // empty: no record
         _ = try? store.write { tx in
             try tx.put(apiBytes("x"), apiBytes("x"))
-            throw CancellationError()                             // thrown: no record
+            throw CancellationError()  // thrown: no record
         }
         try store.write { tx in
             try tx.delete(apiKey(0))
@@ -140,8 +142,9 @@ private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Dur
         let segment = APITestSimulated.segment(1)
         let layout = RecoveryWALLayout(fs.contents(of: segment)!)
         #expect(layout.records.map(\.sequence) == [1, 2, 3])
-        let record = recoveryRecord(sequence: 4, syncedThrough: UInt64(layout.end), fileOffset: layout.end,
-                                    puts: [(apiKey(3), apiValue(3))])
+        let record = recoveryRecord(
+            sequence: 4, syncedThrough: UInt64(layout.end), fileOffset: layout.end,
+            puts: [(apiKey(3), apiValue(3))])
         try recoveryWrite(fs, segment, record, at: layout.end)
         let reopened = try APITestSimulated.open(fs)
         defer { try? reopened.close() }
@@ -164,8 +167,9 @@ private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Dur
 
         let segment = APITestSimulated.segment(1)
         let end = RecoveryWALLayout(fs.contents(of: segment)!).end
-        let whole = recoveryRecord(sequence: 4, syncedThrough: UInt64(end), fileOffset: end,
-                                   puts: [(apiBytes("torn"), [UInt8](repeating: 0x5A, count: 200))])
+        let whole = recoveryRecord(
+            sequence: 4, syncedThrough: UInt64(end), fileOffset: end,
+            puts: [(apiBytes("torn"), [UInt8](repeating: 0x5A, count: 200))])
         let tail: [UInt8]
         switch kind {
         case .halfRecord:
@@ -217,8 +221,9 @@ private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Dur
             let fs = POSIXFileSystem()
             let segment = path + "/wal-0000000001.log"
             let end = RecoveryWALLayout(try fs.openFile(segment, create: false).readAll()).end
-            let record = recoveryRecord(sequence: 5, syncedThrough: UInt64(end), fileOffset: end,
-                                        puts: [(apiBytes("torn"), [UInt8](repeating: 0x33, count: 300))])
+            let record = recoveryRecord(
+                sequence: 5, syncedThrough: UInt64(end), fileOffset: end,
+                puts: [(apiBytes("torn"), [UInt8](repeating: 0x33, count: 300))])
             let half = Array(record.prefix(record.count / 2))
             try recoveryWrite(fs, segment, half, at: end)
 

@@ -1,9 +1,10 @@
 // The index search of an open segment file: which data block may hold a key.
 
-import Testing
 import StrataFormat
 import StrataIO
 import StrataTestSupport
+import Testing
+
 @testable import Strata
 
 struct SegmentTableSearchTests {
@@ -26,8 +27,9 @@ struct SegmentTableSearchTests {
             try handle.write(bytes, at: 0)
             try handle.sync()
             try handle.close()
-            let meta = SegmentMeta(level: 1, fileNumber: number, fileSize: UInt64(bytes.count), entryCount: UInt64(count),
-                                   smallestSequence: 1, largestSequence: UInt64(count), smallestKey: key(0), largestKey: key(count - 1))
+            let meta = SegmentMeta(
+                level: 1, fileNumber: number, fileSize: UInt64(bytes.count), entryCount: UInt64(count),
+                smallestSequence: 1, largestSequence: UInt64(count), smallestKey: key(0), largestKey: key(count - 1))
             let table = try SegmentTable.open(meta, directory: directory.path(""), fileSystem: fileSystem, cache: BlockCache(capacity: 1 << 20))
             try body(table)
         }

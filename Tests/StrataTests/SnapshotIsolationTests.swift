@@ -3,11 +3,11 @@
 // deterministic, but every random choice is, and every failure names the seed.
 import Dispatch
 import Foundation
-import Synchronization
-import Testing
 import Strata
 import StrataIO
 import StrataTestSupport
+import Synchronization
+import Testing
 
 // MARK: - The bank
 
@@ -80,11 +80,13 @@ func isolationRead(_ snapshot: Snapshot, log: TestEnvironment.FailureLog, contex
         let byScan = try IsolationBank.scanBalances(tx)
         let byGets = try IsolationBank.getBalances(tx)
         guard let byScan, byScan.reduce(0, +) == IsolationBank.total else {
-            log.record("\(context): snapshot at version \(snapshot.version) by prefix scan: \(IsolationBank.describe(byScan)), expected total \(IsolationBank.total)")
+            log.record(
+                "\(context): snapshot at version \(snapshot.version) by prefix scan: \(IsolationBank.describe(byScan)), expected total \(IsolationBank.total)")
             return nil
         }
         if byGets != byScan {
-            log.record("\(context): snapshot at version \(snapshot.version): gets give \(IsolationBank.describe(byGets)), the scan \(IsolationBank.describe(byScan))")
+            log.record(
+                "\(context): snapshot at version \(snapshot.version): gets give \(IsolationBank.describe(byGets)), the scan \(IsolationBank.describe(byScan))")
             return nil
         }
         return IsolationReading(version: snapshot.version, balances: byScan)
@@ -176,12 +178,15 @@ enum IsolationThreads {
                 let detached = try await Task.detached {
                     try isolationRead(snapshot, log: shared.log, context: context + " (detached task)")
                 }.value
-                #expect(here != nil && here == there && here == detached,
-                        "seed \(seed) audit #\(audits): one snapshot read three ways differs: here \(String(describing: here?.version)) \(IsolationBank.describe(here?.balances)), actor \(IsolationBank.describe(there?.balances)), detached \(IsolationBank.describe(detached?.balances))")
+                #expect(
+                    here != nil && here == there && here == detached,
+                    "seed \(seed) audit #\(audits): one snapshot read three ways differs: here \(String(describing: here?.version)) \(IsolationBank.describe(here?.balances)), actor \(IsolationBank.describe(there?.balances)), detached \(IsolationBank.describe(detached?.balances))"
+                )
                 snapshot.close()
                 let latest = try await store.read { tx in try IsolationBank.scanBalances(tx) }
-                #expect(latest?.reduce(0, +) == IsolationBank.total,
-                        "seed \(seed) audit #\(audits): store.read saw \(IsolationBank.describe(latest))")
+                #expect(
+                    latest?.reduce(0, +) == IsolationBank.total,
+                    "seed \(seed) audit #\(audits): store.read saw \(IsolationBank.describe(latest))")
                 audits += 1
                 try await Task.sleep(for: .milliseconds(2))
             }
@@ -198,7 +203,9 @@ enum IsolationThreads {
                 if reading.balances != recorded {
                     mismatches += 1
                     if mismatches <= 5 {
-                        Issue.record("seed \(seed): a snapshot at version \(reading.version) saw \(IsolationBank.describe(reading.balances)); that commit left \(IsolationBank.describe(recorded))")
+                        Issue.record(
+                            "seed \(seed): a snapshot at version \(reading.version) saw \(IsolationBank.describe(reading.balances)); that commit left \(IsolationBank.describe(recorded))"
+                        )
                     }
                 }
             }
@@ -211,29 +218,39 @@ enum IsolationThreads {
             try #require(!kept.isEmpty, "seed \(seed): readers kept no snapshots")
             for (index, (snapshot, reading)) in kept.enumerated() {
                 let again = try isolationRead(snapshot, log: shared.log, context: "seed \(seed) kept snapshot #\(index)")
-                #expect(again == reading && snapshot.version == reading.version,
-                        "seed \(seed): kept snapshot #\(index) (version \(reading.version)) first saw \(IsolationBank.describe(reading.balances)), at the end \(IsolationBank.describe(again?.balances)) version \(String(describing: again?.version))")
+                #expect(
+                    again == reading && snapshot.version == reading.version,
+                    "seed \(seed): kept snapshot #\(index) (version \(reading.version)) first saw \(IsolationBank.describe(reading.balances)), at the end \(IsolationBank.describe(again?.balances)) version \(String(describing: again?.version))"
+                )
             }
             try #require(shared.log.report(), "seed \(seed): failures above (re-reading kept snapshots)")
 
             var stats = try store.stats()
-            #expect(stats.liveSnapshots == kept.count,
-                    "seed \(seed): stats().liveSnapshots is \(stats.liveSnapshots) with \(kept.count) snapshots open")
-            #expect(stats.oldestSnapshotVersion == kept.map(\.reading.version).min(),
-                    "seed \(seed): oldestSnapshotVersion \(String(describing: stats.oldestSnapshotVersion)), oldest kept \(String(describing: kept.map(\.reading.version).min()))")
+            #expect(
+                stats.liveSnapshots == kept.count,
+                "seed \(seed): stats().liveSnapshots is \(stats.liveSnapshots) with \(kept.count) snapshots open")
+            #expect(
+                stats.oldestSnapshotVersion == kept.map(\.reading.version).min(),
+                "seed \(seed): oldestSnapshotVersion \(String(describing: stats.oldestSnapshotVersion)), oldest kept \(String(describing: kept.map(\.reading.version).min()))"
+            )
             for (snapshot, _) in kept { snapshot.close() }
             stats = try store.stats()
-            #expect(stats.liveSnapshots == 0 && stats.oldestSnapshotVersion == nil,
-                    "seed \(seed): after closing every snapshot, liveSnapshots \(stats.liveSnapshots), oldest \(String(describing: stats.oldestSnapshotVersion))")
+            #expect(
+                stats.liveSnapshots == 0 && stats.oldestSnapshotVersion == nil,
+                "seed \(seed): after closing every snapshot, liveSnapshots \(stats.liveSnapshots), oldest \(String(describing: stats.oldestSnapshotVersion))")
             let refused = #expect(throws: StoreError.self, "seed \(seed): a closed snapshot must refuse reads") {
                 try kept[0].snapshot.read { tx in try tx.get(IsolationBank.key(0)) }
             }
             #expect(refused?.code == .closed, "seed \(seed): reading a closed snapshot threw \(String(describing: refused))")
 
             let final = try await store.read { tx in try IsolationBank.scanBalances(tx) }
-            #expect(final == history.last && store.version == UInt64(transfers + 1),
-                    "seed \(seed): at the end the store holds \(IsolationBank.describe(final)) at version \(store.version); the writer left \(IsolationBank.describe(history.last)) at \(transfers + 1)")
-            print("[isolation] seed \(seed): \(transfers) transfers, \(shared.readerPasses.load(ordering: .relaxed)) reader passes, \(observations.count) readings of \(versionsSeen) versions, \(kept.count) kept snapshots, \(audits) audits (\(await auditor.audits) on the actor)")
+            #expect(
+                final == history.last && store.version == UInt64(transfers + 1),
+                "seed \(seed): at the end the store holds \(IsolationBank.describe(final)) at version \(store.version); the writer left \(IsolationBank.describe(history.last)) at \(transfers + 1)"
+            )
+            print(
+                "[isolation] seed \(seed): \(transfers) transfers, \(shared.readerPasses.load(ordering: .relaxed)) reader passes, \(observations.count) readings of \(versionsSeen) versions, \(kept.count) kept snapshots, \(audits) audits (\(await auditor.audits) on the actor)"
+            )
         }
     }
 
@@ -263,7 +280,9 @@ enum IsolationThreads {
                     return (tx.version, fromBalance, toBalance, audit ? try IsolationBank.scanBalances(tx) : nil)
                 }
                 guard seen.version == version, seen.from == balances[from], seen.to == balances[to] else {
-                    shared.log.record("\(context): the transaction read version \(seen.version) balances \(String(describing: seen.from)), \(String(describing: seen.to)); expected version \(version) balances \(balances[from]), \(balances[to])")
+                    shared.log.record(
+                        "\(context): the transaction read version \(seen.version) balances \(String(describing: seen.from)), \(String(describing: seen.to)); expected version \(version) balances \(balances[from]), \(balances[to])"
+                    )
                     return
                 }
                 balances[from] -= amount
@@ -271,7 +290,8 @@ enum IsolationThreads {
                 version += 1
                 history.append(balances)
                 if audit && seen.audit != balances {
-                    shared.log.record("\(context): a scan inside the transaction saw \(IsolationBank.describe(seen.audit)), expected \(IsolationBank.describe(balances))")
+                    shared.log.record(
+                        "\(context): a scan inside the transaction saw \(IsolationBank.describe(seen.audit)), expected \(IsolationBank.describe(balances))")
                 }
             } catch {
                 shared.log.record("\(context): the write failed: \(error)")
@@ -307,7 +327,9 @@ enum IsolationThreads {
                 if pass % 4 == 0 {
                     let reversed = try snapshot.read { tx in try IsolationBank.scanBalances(tx, reverse: true) }
                     if reversed != reading.balances {
-                        shared.log.record("\(context): reverse prefix scan at version \(reading.version) gives \(IsolationBank.describe(reversed)), forward \(IsolationBank.describe(reading.balances))")
+                        shared.log.record(
+                            "\(context): reverse prefix scan at version \(reading.version) gives \(IsolationBank.describe(reversed)), forward \(IsolationBank.describe(reading.balances))"
+                        )
                     }
                 }
                 if pass % 10 == 0 && kept.count < 15 {
@@ -320,13 +342,16 @@ enum IsolationThreads {
                     let (old, first) = kept[(pass / 7) % kept.count]
                     let again = try isolationRead(old, log: shared.log, context: context + " re-reading a kept snapshot")
                     if again != first {
-                        shared.log.record("\(context): kept snapshot at version \(first.version) first saw \(IsolationBank.describe(first.balances)), now \(IsolationBank.describe(again?.balances))")
+                        shared.log.record(
+                            "\(context): kept snapshot at version \(first.version) first saw \(IsolationBank.describe(first.balances)), now \(IsolationBank.describe(again?.balances))"
+                        )
                     }
                 }
                 if pass % 5 == 0 {
                     let latest = try store.read { tx in (tx.version, try IsolationBank.scanBalances(tx)) }
                     if latest.1?.reduce(0, +) != IsolationBank.total || latest.0 < lastVersion {
-                        shared.log.record("\(context): store.read at version \(latest.0) (after a snapshot at \(lastVersion)) saw \(IsolationBank.describe(latest.1))")
+                        shared.log.record(
+                            "\(context): store.read at version \(latest.0) (after a snapshot at \(lastVersion)) saw \(IsolationBank.describe(latest.1))")
                     }
                 }
                 if !shared.log.isEmpty { return }
@@ -406,10 +431,12 @@ final class IsolationSequenceCollector: Sendable {
                                 }
                             } else {
                                 version = try await withCheckedThrowingContinuation { continuation in
-                                    store.asyncWrite(durability: index % 2 == 0 ? .synced : .buffered, { tx in
-                                        try tx.put(key, value)
-                                        return tx.version
-                                    }, completion: { continuation.resume(with: $0) })
+                                    store.asyncWrite(
+                                        durability: index % 2 == 0 ? .synced : .buffered,
+                                        { tx in
+                                            try tx.put(key, value)
+                                            return tx.version
+                                        }, completion: { continuation.resume(with: $0) })
                                 }
                             }
                             collector.add(version + 1)
@@ -423,8 +450,10 @@ final class IsolationSequenceCollector: Sendable {
 
             let total = Self.threads * Self.perThread + Self.tasks * Self.perTask
             let sequences = collector.all.sorted()
-            #expect(sequences == (1...UInt64(total)).map { $0 },
-                    "seed \(seed): \(sequences.count) commits got \(Set(sequences).count) distinct sequences from \(String(describing: sequences.first)) to \(String(describing: sequences.last)); expected exactly 1...\(total)")
+            #expect(
+                sequences == (1...UInt64(total)).map { $0 },
+                "seed \(seed): \(sequences.count) commits got \(Set(sequences).count) distinct sequences from \(String(describing: sequences.first)) to \(String(describing: sequences.last)); expected exactly 1...\(total)"
+            )
             #expect(store.version == UInt64(total), "seed \(seed): version \(store.version) after \(total) transactions")
             try Self.checkAllKeys(store, seed: seed, writers: writerCount, context: "seed \(seed) before reopen")
 
@@ -432,8 +461,10 @@ final class IsolationSequenceCollector: Sendable {
             let reopened = try Store(path: path, options: StoreOptions())
             defer { try? reopened.close() }
             let report = reopened.recovery
-            #expect(report.truncatedTail == nil && report.lastSequence == UInt64(total) && report.transactionsReplayed == total,
-                    "seed \(seed): reopening replayed \(report.transactionsReplayed) transactions to version \(report.lastSequence) (expected \(total)), tail \(String(describing: report.truncatedTail))")
+            #expect(
+                report.truncatedTail == nil && report.lastSequence == UInt64(total) && report.transactionsReplayed == total,
+                "seed \(seed): reopening replayed \(report.transactionsReplayed) transactions to version \(report.lastSequence) (expected \(total)), tail \(String(describing: report.truncatedTail))"
+            )
             #expect(reopened.version == UInt64(total), "seed \(seed): reopened at version \(reopened.version), expected \(total)")
             try Self.checkAllKeys(reopened, seed: seed, writers: writerCount, context: "seed \(seed) after reopen")
         }

@@ -1,11 +1,11 @@
 import Dispatch
 import Foundation
-import Synchronization
-import Testing
 import Strata
 import StrataFormat
 import StrataIO
 import StrataTestSupport
+import Synchronization
+import Testing
 
 // MARK: Helpers shared by StoreAPITests, StoreErrorTests and RecoveryTests
 
@@ -143,13 +143,13 @@ private struct APITestError: Error, Equatable {
             try tx.put(apiBytes("c"), apiBytes("3"))
         }
         let seen = try store.write { tx -> OwnWrites in
-            try tx.put(apiBytes("b"), apiBytes("20"))            // shadows a committed value
-            try tx.delete(apiBytes("c"))                      // hides a committed value
-            try tx.put(apiBytes("d"), apiBytes("4"))              // new key
+            try tx.put(apiBytes("b"), apiBytes("20"))  // shadows a committed value
+            try tx.delete(apiBytes("c"))  // hides a committed value
+            try tx.put(apiBytes("d"), apiBytes("4"))  // new key
             try tx.put(apiBytes("e"), apiBytes("5"))
-            try tx.delete(apiBytes("e"))                      // put then delete: gone
+            try tx.delete(apiBytes("e"))  // put then delete: gone
             try tx.delete(apiBytes("a"))
-            try tx.put(apiBytes("a"), apiBytes("10"))             // delete then put: back
+            try tx.put(apiBytes("a"), apiBytes("10"))  // delete then put: back
             var seen = OwnWrites()
             seen.a = try tx.get(apiBytes("a"))
             seen.b = try tx.get(apiBytes("b"))
@@ -167,7 +167,7 @@ private struct APITestError: Error, Equatable {
         let expected = [
             Entry(key: apiBytes("a"), value: apiBytes("10")),
             Entry(key: apiBytes("b"), value: apiBytes("20")),
-            Entry(key: apiBytes("d"), value: apiBytes("4")),
+            Entry(key: apiBytes("d"), value: apiBytes("4"))
         ]
         #expect(seen.a == apiBytes("10"))
         #expect(seen.b == apiBytes("20"))
@@ -262,7 +262,7 @@ private struct APITestError: Error, Equatable {
         defer { try? store.close() }
         let keys: [[UInt8]] = [
             [0x01], [0x01, 0x00], [0x01, 0x41], [0x01, 0xFF], [0x01, 0xFF, 0x00], [0x01, 0xFF, 0xFF],
-            [0x02], [0x02, 0x00], [0xFE, 0xFF], [0xFF], [0xFF, 0x00], [0xFF, 0xFF], [0xFF, 0xFF, 0xFF],
+            [0x02], [0x02, 0x00], [0xFE, 0xFF], [0xFF], [0xFF, 0x00], [0xFF, 0xFF], [0xFF, 0xFF, 0xFF]
         ]
         try store.write { tx in for key in keys { try tx.put(key, key) } }
         try store.read { tx throws in
@@ -363,14 +363,16 @@ private struct APITestError: Error, Equatable {
         }
         let collector = APITestCollector<Bool>()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            store.asyncWrite({ _ in throw APITestError(id: 8) }, completion: { (result: Result<Int, any Error>) in
-                if case .failure(let error) = result, let own = error as? APITestError, own.id == 8 {
-                    collector.append(true)
-                } else {
-                    collector.append(false)
-                }
-                done.resume()
-            })
+            store.asyncWrite(
+                { _ in throw APITestError(id: 8) },
+                completion: { (result: Result<Int, any Error>) in
+                    if case .failure(let error) = result, let own = error as? APITestError, own.id == 8 {
+                        collector.append(true)
+                    } else {
+                        collector.append(false)
+                    }
+                    done.resume()
+                })
         }
         #expect(collector.values == [true])
         #expect(try await store.read { try $0.get(apiBytes("x")) } == nil)
@@ -435,13 +437,16 @@ private struct APITestError: Error, Equatable {
         let group = DispatchGroup()
         for index in 0..<200 {
             group.enter()
-            store.asyncWrite(durability: index % 3 == 0 ? .synced : .buffered, { tx -> Int in
-                try tx.put(apiKey(index), apiValue(index))
-                return index
-            }, completion: { result in
-                collector.append((try? result.get()) ?? -1)
-                group.leave()
-            })
+            store.asyncWrite(
+                durability: index % 3 == 0 ? .synced : .buffered,
+                { tx -> Int in
+                    try tx.put(apiKey(index), apiValue(index))
+                    return index
+                },
+                completion: { result in
+                    collector.append((try? result.get()) ?? -1)
+                    group.leave()
+                })
         }
         #expect(group.wait(timeout: .now() + 30) == .success)
         #expect(collector.values == Array(0..<200))
@@ -457,22 +462,29 @@ private struct APITestError: Error, Equatable {
         let release = DispatchSemaphore(value: 0)
         // Hold the writer so the next three requests queue up behind the first.
         group.enter()
-        store.asyncWrite({ tx in
-            release.wait()
-            try tx.put(apiBytes("0"), apiBytes("blocker"))
-        }, completion: { _ in collector.append("blocker"); group.leave() })
-        for name in ["A", "B", "C"] {
-            group.enter()
-            store.asyncWrite({ tx in
-                if name == "B" { throw APITestError(id: 2) }
-                try tx.put(apiBytes(name), apiBytes(name))
-            }, completion: { result in
-                switch result {
-                case .success: collector.append(name)
-                case .failure: collector.append(name + "!")
-                }
+        store.asyncWrite(
+            { tx in
+                release.wait()
+                try tx.put(apiBytes("0"), apiBytes("blocker"))
+            },
+            completion: { _ in
+                collector.append("blocker")
                 group.leave()
             })
+        for name in ["A", "B", "C"] {
+            group.enter()
+            store.asyncWrite(
+                { tx in
+                    if name == "B" { throw APITestError(id: 2) }
+                    try tx.put(apiBytes(name), apiBytes(name))
+                },
+                completion: { result in
+                    switch result {
+                    case .success: collector.append(name)
+                    case .failure: collector.append(name + "!")
+                    }
+                    group.leave()
+                })
         }
         release.signal()
         #expect(group.wait(timeout: .now() + 30) == .success)
@@ -535,10 +547,11 @@ private struct APITestError: Error, Equatable {
         #expect(store.version == 0)
         #expect(try store.read { $0.version } == 0)
         // A write transaction reads at the head: the commits before it.
-        #expect(try store.write { tx -> UInt64 in
-            try tx.put(apiBytes("a"), apiBytes("1"))
-            return tx.version
-        } == 0)
+        #expect(
+            try store.write { tx -> UInt64 in
+                try tx.put(apiBytes("a"), apiBytes("1"))
+                return tx.version
+            } == 0)
         for index in 2...4 {
             try store.write { tx in try tx.put(apiKey(index), apiValue(index)) }
         }
@@ -546,10 +559,11 @@ private struct APITestError: Error, Equatable {
         #expect(try store.read { $0.version } == 4)
 
         // An empty write transaction (reads only) does not consume a version.
-        #expect(try store.write { tx -> UInt64 in
-            _ = try tx.get(apiBytes("a"))
-            return tx.version
-        } == 4)
+        #expect(
+            try store.write { tx -> UInt64 in
+                _ = try tx.get(apiBytes("a"))
+                return tx.version
+            } == 4)
         try store.write { _ in }
         #expect(store.version == 4)
         // Neither does one that throws.
@@ -559,10 +573,11 @@ private struct APITestError: Error, Equatable {
         }
         #expect(store.version == 4)
         // The next commit is 5.
-        #expect(try store.write { tx -> UInt64 in
-            try tx.put(apiBytes("b"), apiBytes("2"))
-            return tx.version
-        } == 4)
+        #expect(
+            try store.write { tx -> UInt64 in
+                try tx.put(apiBytes("b"), apiBytes("2"))
+                return tx.version
+            } == 4)
         #expect(store.version == 5)
         #expect(try store.read { $0.version } == 5)
         #expect(try store.stats().version == 5)

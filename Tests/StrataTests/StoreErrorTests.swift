@@ -1,16 +1,18 @@
 import Dispatch
 import Foundation
-import Testing
 import Strata
 import StrataFormat
 import StrataIO
 import StrataTestSupport
+import Testing
 
 /// Expects `body` to throw a `StoreError` with `code` and a message, and returns it.
 @discardableResult
-private func expectStoreError(_ code: StoreError.Code, _ comment: Comment? = nil,
-                             sourceLocation: SourceLocation = #_sourceLocation,
-                             _ body: () throws -> Void) -> StoreError? {
+private func expectStoreError(
+    _ code: StoreError.Code, _ comment: Comment? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> Void
+) -> StoreError? {
     let error = #expect(throws: StoreError.self, comment, sourceLocation: sourceLocation) { try body() }
     #expect(error?.code == code, "got \(String(describing: error))", sourceLocation: sourceLocation)
     #expect(error?.message.isEmpty == false, sourceLocation: sourceLocation)
@@ -18,8 +20,10 @@ private func expectStoreError(_ code: StoreError.Code, _ comment: Comment? = nil
 }
 
 @discardableResult
-private func expectStoreErrorAsync(_ code: StoreError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                                   _ body: () async throws -> Void) async -> StoreError? {
+private func expectStoreErrorAsync(
+    _ code: StoreError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> Void
+) async -> StoreError? {
     let error = await #expect(throws: StoreError.self, sourceLocation: sourceLocation) { try await body() }
     #expect(error?.code == code, "got \(String(describing: error))", sourceLocation: sourceLocation)
     #expect(error?.message.isEmpty == false, sourceLocation: sourceLocation)
@@ -30,10 +34,12 @@ private func expectStoreErrorAsync(_ code: StoreError.Code, sourceLocation: Sour
 private func asyncWriteResult(_ store: Store, _ body: @escaping @Sendable (WriteTransaction) throws -> Void) -> (any Error)? {
     let errors = APITestCollector<any Error>()
     let done = DispatchSemaphore(value: 0)
-    store.asyncWrite(body, completion: { result in
-        if case .failure(let error) = result { errors.append(error) }
-        done.signal()
-    })
+    store.asyncWrite(
+        body,
+        completion: { result in
+            if case .failure(let error) = result { errors.append(error) }
+            done.signal()
+        })
     done.wait()
     return errors.values.first
 }
@@ -218,13 +224,15 @@ private func writeFile(_ fs: SimulatedFileSystem, _ path: String, _ bytes: [UInt
         let collector = APITestCollector<UInt64>()
         try store.write { tx in
             try tx.put(apiBytes("outer"), apiBytes("1"))
-            store.asyncWrite({ inner -> UInt64 in
-                try inner.put(apiBytes("inner"), apiBytes("2"))
-                return inner.version
-            }, completion: { result in
-                collector.append((try? result.get()) ?? 999)
-                done.signal()
-            })
+            store.asyncWrite(
+                { inner -> UInt64 in
+                    try inner.put(apiBytes("inner"), apiBytes("2"))
+                    return inner.version
+                },
+                completion: { result in
+                    collector.append((try? result.get()) ?? 999)
+                    done.signal()
+                })
         }
         #expect(done.wait(timeout: .now() + 30) == .success)
         // The queued transaction ran after the outer one committed, and saw it.
@@ -467,9 +475,10 @@ private func writeFile(_ fs: SimulatedFileSystem, _ path: String, _ bytes: [UInt
         for (name, image) in [("live", fs), ("lose unsynced", fs.crashImage(.loseAllUnsynced))] {
             let reopened = try APITestSimulated.open(image)
             let entries = try apiAllEntries(reopened)
-            #expect(entries == [Entry(key: apiBytes("a"), value: apiBytes("1"))]
-                        || entries == [Entry(key: apiBytes("a"), value: apiBytes("1")), Entry(key: apiBytes("b"), value: apiBytes("2"))],
-                    "\(name): \(entries)")
+            #expect(
+                entries == [Entry(key: apiBytes("a"), value: apiBytes("1"))]
+                    || entries == [Entry(key: apiBytes("a"), value: apiBytes("1")), Entry(key: apiBytes("b"), value: apiBytes("2"))],
+                "\(name): \(entries)")
             #expect(!entries.contains { $0.key == apiBytes("c") })
             try reopened.write { tx in try tx.put(apiBytes("d"), apiBytes("4")) }
             #expect(try reopened.read { try $0.get(apiBytes("d")) } == apiBytes("4"))

@@ -27,8 +27,10 @@ enum TestEnvironment {
 
     /// The seed given in STRATA_SEED, if any.
     static var replaySeed: UInt64? {
-        guard let text = ProcessInfo.processInfo.environment["STRATA_SEED"]?
-            .trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        guard
+            let text = ProcessInfo.processInfo.environment["STRATA_SEED"]?
+                .trimmingCharacters(in: .whitespaces), !text.isEmpty
+        else { return nil }
         if text.hasPrefix("0x") || text.hasPrefix("0X") {
             return UInt64(text.dropFirst(2), radix: 16)
         }

@@ -9,12 +9,15 @@ import Testing
 /// Checks the closed store at `path` on `fileSystem` with StrataVerifier and records an issue
 /// (naming `context`) for every warning or error it reports. Called after each recovery case
 /// of the crash tests and at each reopen of the model-based tests.
-func assertStoreIsClean(path: String, fileSystem: any FileSystem, context: String,
-                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+func assertStoreIsClean(
+    path: String, fileSystem: any FileSystem, context: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     let report = try Verifier.verify(path: path, fileSystem: fileSystem)
     for finding in report.findings where finding.severity != .info {
         let place = finding.offset.map { "\(finding.file) at \($0)" } ?? finding.file
-        Issue.record("\(context): the verifier finds \(finding.severity.rawValue) \(finding.code) in \(place): \(finding.message)",
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            "\(context): the verifier finds \(finding.severity.rawValue) \(finding.code) in \(place): \(finding.message)",
+            sourceLocation: sourceLocation)
     }
 }

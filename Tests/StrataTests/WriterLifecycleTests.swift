@@ -1,10 +1,10 @@
 import Dispatch
 import Foundation
-import Synchronization
-import Testing
 import Strata
 import StrataIO
 import StrataTestSupport
+import Synchronization
+import Testing
 
 /// Regression tests for the writer queue's handling of close and segment rolls.
 struct WriterLifecycleTests {
@@ -46,18 +46,28 @@ struct WriterLifecycleTests {
         // Hold the writer so the first close stays in progress.
         let started = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        store.asyncWrite({ _ in started.signal(); release.wait() })
+        store.asyncWrite({ _ in
+            started.signal()
+            release.wait()
+        })
         started.wait()
 
         let firstDone = DispatchSemaphore(value: 0)
-        Thread { try? store.close(); firstDone.signal() }.start()
+        Thread {
+            try? store.close()
+            firstDone.signal()
+        }.start()
         // Wait until the first close has marked the store closing.
         while (try? store.read({ _ in })) != nil { usleep(1000) }
 
         let secondDone = DispatchSemaphore(value: 0)
-        Thread { try? store.close(); secondDone.signal() }.start()
-        #expect(secondDone.wait(timeout: .now() + .milliseconds(200)) == .timedOut,
-                "the second close returned while the first was still waiting for the writer")
+        Thread {
+            try? store.close()
+            secondDone.signal()
+        }.start()
+        #expect(
+            secondDone.wait(timeout: .now() + .milliseconds(200)) == .timedOut,
+            "the second close returned while the first was still waiting for the writer")
         release.signal()
         firstDone.wait()
         secondDone.wait()

@@ -11,8 +11,9 @@ struct FixtureRegenerationTests {
             try FixtureWriter.write(FixtureCatalog.all(), to: generated)
             let checkedIn = FixturePaths.stores.path
             let names = try FileManager.default.contentsOfDirectory(atPath: generated).sorted()
-            #expect(names == (try FileManager.default.contentsOfDirectory(atPath: checkedIn).sorted()),
-                    "Fixtures/stores holds other cases than the catalog; run `swift run strata-fixtures Fixtures/stores` and delete stale directories")
+            #expect(
+                names == (try FileManager.default.contentsOfDirectory(atPath: checkedIn).sorted()),
+                "Fixtures/stores holds other cases than the catalog; run `swift run strata-fixtures Fixtures/stores` and delete stale directories")
             for name in names {
                 let generatedPath = directory.path("stores/\(name)")
                 let checkedInPath = checkedIn + "/" + name
@@ -23,7 +24,8 @@ struct FixtureRegenerationTests {
                     let actual = try directoryContents(checkedInPath)
                     #expect(expected.keys.sorted() == actual.keys.sorted(), "files of \(name)")
                     for (file, bytes) in expected {
-                        #expect(actual[file] == bytes, "\(name)/\(file) differs from what the generator writes; run `swift run strata-fixtures Fixtures/stores`")
+                        #expect(
+                            actual[file] == bytes, "\(name)/\(file) differs from what the generator writes; run `swift run strata-fixtures Fixtures/stores`")
                     }
                 } else {
                     let expected = try Data(contentsOf: URL(fileURLWithPath: generatedPath))
@@ -34,7 +36,8 @@ struct FixtureRegenerationTests {
     }
 
     @Test func generatingTwiceGivesTheSameBytes() {
-        let first = FixtureCatalog.all(), second = FixtureCatalog.all()
+        let first = FixtureCatalog.all()
+        let second = FixtureCatalog.all()
         #expect(first.map(\.name) == second.map(\.name))
         for (a, b) in zip(first, second) {
             #expect(a.store == b.store, "\(a.name)")

@@ -25,7 +25,8 @@ struct FsckResult: CustomStringConvertible {
 func fsck(_ arguments: String...) async throws -> FsckResult {
     let directory = try TemporaryDirectory(label: "verifier-tests")
     defer { directory.remove() }
-    let stdoutPath = directory.path("stdout"), stderrPath = directory.path("stderr")
+    let stdoutPath = directory.path("stdout")
+    let stderrPath = directory.path("stderr")
     try Data().write(to: URL(fileURLWithPath: stdoutPath))
     try Data().write(to: URL(fileURLWithPath: stderrPath))
     let stdout = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
@@ -47,9 +48,10 @@ func fsck(_ arguments: String...) async throws -> FsckResult {
     }
     try stdout.close()
     try stderr.close()
-    return FsckResult(status: process.terminationStatus,
-                      output: try String(contentsOfFile: stdoutPath, encoding: .utf8),
-                      errorText: try String(contentsOfFile: stderrPath, encoding: .utf8))
+    return FsckResult(
+        status: process.terminationStatus,
+        output: try String(contentsOfFile: stdoutPath, encoding: .utf8),
+        errorText: try String(contentsOfFile: stderrPath, encoding: .utf8))
 }
 
 struct FsckTimeout: Error, CustomStringConvertible {

@@ -23,9 +23,10 @@ struct ManifestCheckTests {
         #expect(try await codes { $0.manifestEdits + [VersionEdit(removed: [(level: 1, fileNumber: 4)])] } == ["manifest.removeNotLive"])
         #expect(try await codes { $0.manifestEdits + [VersionEdit(added: [$0.level0Meta])] } == ["manifest.duplicateFile"])
         // A removed number may not come back later ...
-        #expect(try await codes {
-            $0.manifestEdits + [VersionEdit(removed: [(level: 0, fileNumber: 4)]), VersionEdit(added: [$0.level0Meta])]
-        } == ["manifest.duplicateFile"])
+        #expect(
+            try await codes {
+                $0.manifestEdits + [VersionEdit(removed: [(level: 0, fileNumber: 4)]), VersionEdit(added: [$0.level0Meta])]
+            } == ["manifest.duplicateFile"])
         #expect(try await codes { $0.manifestEdits + [VersionEdit(logNumber: 2)] } == ["manifest.numberDecreased"])
         #expect(try await codes { $0.manifestEdits + [VersionEdit(nextFileNumber: 4)] }.contains("manifest.numberDecreased"))
 
@@ -35,23 +36,26 @@ struct ManifestCheckTests {
     }
 
     @Test func movingASegmentBetweenLevelsInOneEditIsFine() async throws {
-        #expect(try await codes { clean in
-            var level2 = clean.level0Meta, level3 = clean.level0Meta
-            level2.level = 2
-            level3.level = 3
-            return clean.manifestEdits + [
-                VersionEdit(added: [level2], removed: [(level: 0, fileNumber: 4)]),
-                VersionEdit(added: [level3], removed: [(level: 2, fileNumber: 4)]),
-            ]
-        }.isEmpty)
+        #expect(
+            try await codes { clean in
+                var level2 = clean.level0Meta
+                var level3 = clean.level0Meta
+                level2.level = 2
+                level3.level = 3
+                return clean.manifestEdits + [
+                    VersionEdit(added: [level2], removed: [(level: 0, fileNumber: 4)]),
+                    VersionEdit(added: [level3], removed: [(level: 2, fileNumber: 4)])
+                ]
+            }.isEmpty)
     }
 
     @Test func theFirstRecordMustBeAFullSnapshot() async throws {
-        #expect(try await codes { clean in
-            var edits = clean.manifestEdits
-            edits[0].nextFileNumber = nil
-            return edits
-        } == ["manifest.incompleteSnapshot"])
+        #expect(
+            try await codes { clean in
+                var edits = clean.manifestEdits
+                edits[0].nextFileNumber = nil
+                return edits
+            } == ["manifest.incompleteSnapshot"])
     }
 
     @Test func aManifestNumberedAtOrPastItsCounterIsReported() async throws {

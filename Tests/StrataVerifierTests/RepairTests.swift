@@ -9,8 +9,10 @@ import Testing
 @Suite("repair")
 struct RepairTests {
     /// The files the clean store reads.
-    static let referenced = ["STRATA", "LOCK", CleanStore.manifest, CleanStore.level1Segment, CleanStore.level0Segment,
-                             CleanStore.olderWAL, CleanStore.newerWAL]
+    static let referenced = [
+        "STRATA", "LOCK", CleanStore.manifest, CleanStore.level1Segment, CleanStore.level0Segment,
+        CleanStore.olderWAL, CleanStore.newerWAL
+    ]
 
     @Test func repairRemovesUnreferencedFilesButNeverAReferencedOne() async throws {
         try await withTestDirectory { directory in
@@ -24,8 +26,11 @@ struct RepairTests {
 
             let report = try Verifier.verify(path: store, repair: true)
             let unreferenced = report.findings.filter { $0.code == "file.unreferenced" }
-            #expect(Set(unreferenced.map(\.file)) == ["STRATA.tmp", "manifest-0000000001.log", "manifest-0000000005.tmp",
-                                                       "wal-0000000002.log", "seg-0000000001.sst"])
+            #expect(
+                Set(unreferenced.map(\.file)) == [
+                    "STRATA.tmp", "manifest-0000000001.log", "manifest-0000000005.tmp",
+                    "wal-0000000002.log", "seg-0000000001.sst"
+                ])
             #expect(unreferenced.allSatisfy { $0.repairable && $0.repaired })
             let unknown = report.findings.filter { $0.code == "file.unknown" }
             #expect(Set(unknown.map(\.file)) == ["notes.txt", "backup"])
@@ -100,21 +105,23 @@ struct RepairTests {
         try await withTestDirectory { directory in
             let segment = FixtureEncoding.segment([FixtureEncoding.put("a", "1", 1)])
             let fromOne = directory.path("from-one")
-            try writeStore([
-                "STRATA": StoreIdentityFormat.encode(),
-                "wal-0000000001.log": FixtureEncoding.walSegment(number: 1, [FixtureTransaction(sequence: 1, [("a", "1")])]).bytes,
-                "seg-0000000001.sst": segment,
-            ], to: fromOne)
+            try writeStore(
+                [
+                    "STRATA": StoreIdentityFormat.encode(),
+                    "wal-0000000001.log": FixtureEncoding.walSegment(number: 1, [FixtureTransaction(sequence: 1, [("a", "1")])]).bytes,
+                    "seg-0000000001.sst": segment
+                ], to: fromOne)
             let removable = try Verifier.verify(path: fromOne)
             #expect(removable.findings.map(\.code) == ["file.unreferenced"])
             #expect(removable.findings.first?.repairable == true)
 
             let later = directory.path("later")
-            try writeStore([
-                "STRATA": StoreIdentityFormat.encode(),
-                "wal-0000000002.log": FixtureEncoding.walSegment(number: 2, [FixtureTransaction(sequence: 2, [("b", "2")])]).bytes,
-                "seg-0000000001.sst": segment,
-            ], to: later)
+            try writeStore(
+                [
+                    "STRATA": StoreIdentityFormat.encode(),
+                    "wal-0000000002.log": FixtureEncoding.walSegment(number: 2, [FixtureTransaction(sequence: 2, [("b", "2")])]).bytes,
+                    "seg-0000000001.sst": segment
+                ], to: later)
             let kept = try Verifier.verify(path: later, repair: true)
             #expect(Set(kept.findings.map(\.code)) == ["wal.sequenceGap", "file.unreferenced"])
             #expect(kept.findings.allSatisfy { !$0.repairable && !$0.repaired })

@@ -20,8 +20,10 @@ func manifestBytes(number: UInt64, payloads: [[UInt8]]) -> [UInt8] {
 
 /// A segment assembled block by block, with `separators` as the index keys and any footer
 /// counts: for files the builder would refuse to write.
-func assembledSegment(blocks: [[SegmentEntry]], separators: [String], entryCount: UInt64? = nil,
-                      sequences: (smallest: UInt64, largest: UInt64)? = nil) -> [UInt8] {
+func assembledSegment(
+    blocks: [[SegmentEntry]], separators: [String], entryCount: UInt64? = nil,
+    sequences: (smallest: UInt64, largest: UInt64)? = nil
+) -> [UInt8] {
     var file: [UInt8] = []
     var index = SegmentBlockBuilder()
     var filter = BloomFilter.Builder()
@@ -39,9 +41,10 @@ func assembledSegment(blocks: [[SegmentEntry]], separators: [String], entryCount
     let all = blocks.flatMap { $0 }
     let filterHandle = SegmentFormat.appendBlock(filter.finish().encoded(), compressionLevel: nil, to: &file)
     let indexHandle = SegmentFormat.appendBlock(index.finish(), compressionLevel: nil, to: &file)
-    let footer = SegmentFormat.Footer(indexHandle: indexHandle, filterHandle: filterHandle, entryCount: entryCount ?? UInt64(all.count),
-                                      smallestSequence: sequences?.smallest ?? all.map(\.sequence).min() ?? 0,
-                                      largestSequence: sequences?.largest ?? all.map(\.sequence).max() ?? 0)
+    let footer = SegmentFormat.Footer(
+        indexHandle: indexHandle, filterHandle: filterHandle, entryCount: entryCount ?? UInt64(all.count),
+        smallestSequence: sequences?.smallest ?? all.map(\.sequence).min() ?? 0,
+        largestSequence: sequences?.largest ?? all.map(\.sequence).max() ?? 0)
     file += footer.encoded()
     return file
 }

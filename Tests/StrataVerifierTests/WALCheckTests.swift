@@ -17,9 +17,12 @@ struct WALCheckTests {
     @Test func aStoreWithOnlyAWALIsClean() async throws {
         let files = [
             "STRATA": StoreIdentityFormat.encode(),
-            "wal-0000000001.log": FixtureEncoding.walSegment(number: 1, [
-                FixtureTransaction(sequence: 1, [("a", "1")]), FixtureTransaction(sequence: 2, [("a", nil)]),
-            ]).bytes + [UInt8](repeating: 0, count: 4096),
+            "wal-0000000001.log": FixtureEncoding.walSegment(
+                number: 1,
+                [
+                    FixtureTransaction(sequence: 1, [("a", "1")]), FixtureTransaction(sequence: 2, [("a", nil)])
+                ]
+            ).bytes + [UInt8](repeating: 0, count: 4096)
         ]
         #expect(try await findings(files).isEmpty)
     }

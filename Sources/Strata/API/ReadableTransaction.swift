@@ -31,8 +31,10 @@ extension ReadableTransaction {
     /// order or reverse, handing `body` each key and value as bytes borrowed from the store:
     /// nothing is copied, so this is the fastest way to read many entries. The buffers are
     /// valid only during the call; copy what you keep. Return false from `body` to stop.
-    public func forEachUnsafe(from: [UInt8], to: [UInt8]? = nil, reverse: Bool = false,
-                              _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
+    public func forEachUnsafe(
+        from: [UInt8], to: [UInt8]? = nil, reverse: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         try scan(from: from, to: to, reverse: reverse).forEachBorrowed(body)
     }
 

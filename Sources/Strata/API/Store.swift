@@ -1,6 +1,6 @@
 import Dispatch
-import Synchronization
 import StrataIO
+import Synchronization
 
 /// An open Strata store: a directory of files holding sorted keys and values, with MVCC
 /// snapshots for readers and one writer queue for every change.
@@ -58,11 +58,13 @@ public final class Store: Sendable {
         self.versions = opened.versions
         self.cache = opened.cache
         let snapshots = self.snapshots
-        let maintenance = Maintenance(directory: path, options: options, versions: opened.versions, cache: opened.cache,
-                                      oldestPinned: { snapshots.summary.oldest })
+        let maintenance = Maintenance(
+            directory: path, options: options, versions: opened.versions, cache: opened.cache,
+            oldestPinned: { snapshots.summary.oldest })
         self.maintenance = maintenance
-        self.writer = Writer(memtable: opened.memtable, lastSequence: opened.lastSequence, wal: opened.wal,
-                             maintenance: maintenance, options: options)
+        self.writer = Writer(
+            memtable: opened.memtable, lastSequence: opened.lastSequence, wal: opened.wal,
+            maintenance: maintenance, options: options)
         // Files left over from before the open may already call for a compaction.
         maintenance.schedule()
     }
@@ -97,10 +99,11 @@ public final class Store: Sendable {
         }
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<(any Error)?>(nil)
-        let queued = writer.submit(.close({ error in
-            outcome.withLock { $0 = error }
-            done.signal()
-        }))
+        let queued = writer.submit(
+            .close({ error in
+                outcome.withLock { $0 = error }
+                done.signal()
+            }))
         if queued { done.wait() }
         maintenance.shutdown()
         try? lock.unlock()
@@ -140,9 +143,11 @@ public final class Store: Sendable {
         guard let view = published.current() else {
             return Snapshot(view: published.latest(), registry: snapshots, storeIsOpen: { false })
         }
-        return Snapshot(view: view, registry: snapshots, storeIsOpen: { [weak self] in
-            self?.isOpen ?? false
-        })
+        return Snapshot(
+            view: view, registry: snapshots,
+            storeIsOpen: { [weak self] in
+                self?.isOpen ?? false
+            })
     }
 
     /// The latest commit sequence readers can see.
@@ -158,7 +163,10 @@ public final class Store: Sendable {
     public func write<T>(durability: Durability? = nil, _ body: (WriteTransaction) throws -> T) throws -> T {
         try checkOpen()
         if writer.isCurrentThreadWriter {
-            throw StoreError(.invalidArgument, "a synchronous write was started from inside a write transaction on the same store, and would wait for itself; do the work in the outer transaction, or use asyncWrite")
+            throw StoreError(
+                .invalidArgument,
+                "a synchronous write was started from inside a write transaction on the same store, and would wait for itself; do the work in the outer transaction, or use asyncWrite"
+            )
         }
         return try withoutActuallyEscaping(body) { body in
             // The caller blocks until the writer has run `body`, so the closure and what it
@@ -172,7 +180,10 @@ public final class Store: Sendable {
             let request = Writer.TransactionRequest(
                 durability: durability ?? options.durability,
                 run: { tx in result.store(try cell.run(tx)) },
-                complete: { error in result.fail(error); done.signal() })
+                complete: { error in
+                    result.fail(error)
+                    done.signal()
+                })
             guard writer.submit(.transaction(request)) else { throw StoreError.closed() }
             done.wait()
             return try result.take()
@@ -238,7 +249,13 @@ public final class Store: Sendable {
         }
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<(any Error)?>(nil)
-        guard writer.submit(.sync({ error in outcome.withLock { $0 = error }; done.signal() })) else {
+        guard
+            writer.submit(
+                .sync({ error in
+                    outcome.withLock { $0 = error }
+                    done.signal()
+                }))
+        else {
             throw StoreError.closed()
         }
         done.wait()
@@ -249,9 +266,10 @@ public final class Store: Sendable {
     public func sync() async throws {
         try checkOpen()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let queued = writer.submit(.sync({ error in
-                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
-            }))
+            let queued = writer.submit(
+                .sync({ error in
+                    if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+                }))
             if !queued { continuation.resume(throwing: StoreError.closed()) }
         }
     }
@@ -265,11 +283,18 @@ public final class Store: Sendable {
     public func compact() throws {
         try checkOpen()
         if writer.isCurrentThreadWriter {
-            throw StoreError(.invalidArgument, "compact() was called from inside a write transaction and would wait for itself; call it after the write returns")
+            throw StoreError(
+                .invalidArgument, "compact() was called from inside a write transaction and would wait for itself; call it after the write returns")
         }
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<(any Error)?>(nil)
-        guard writer.submit(.seal({ error in outcome.withLock { $0 = error }; done.signal() })) else {
+        guard
+            writer.submit(
+                .seal({ error in
+                    outcome.withLock { $0 = error }
+                    done.signal()
+                }))
+        else {
             throw StoreError.closed()
         }
         done.wait()
@@ -282,16 +307,17 @@ public final class Store: Sendable {
         try checkOpen()
         let maintenance = self.maintenance
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let queued = writer.submit(.seal({ error in
-                if let error {
-                    continuation.resume(throwing: error)
-                    return
-                }
-                // Off the writer queue: the compaction must not hold up writes.
-                maintenance.compactionThread.async {
-                    continuation.resume(with: Result { try maintenance.compactAllOnThread() })
-                }
-            }))
+            let queued = writer.submit(
+                .seal({ error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                        return
+                    }
+                    // Off the writer queue: the compaction must not hold up writes.
+                    maintenance.compactionThread.async {
+                        continuation.resume(with: Result { try maintenance.compactAllOnThread() })
+                    }
+                }))
             if !queued { continuation.resume(throwing: StoreError.closed()) }
         }
     }
@@ -304,24 +330,26 @@ public final class Store: Sendable {
         let pinned = snapshots.summary
         let version = view.version
         let levels = version.levels.enumerated().map { level, files in
-            StoreStats.LevelStats(level: level, files: files.count, bytes: files.reduce(0) { $0 + Int($1.meta.fileSize) },
-                                  entries: files.reduce(0) { $0 + Int($1.meta.entryCount) })
+            StoreStats.LevelStats(
+                level: level, files: files.count, bytes: files.reduce(0) { $0 + Int($1.meta.fileSize) },
+                entries: files.reduce(0) { $0 + Int($1.meta.entryCount) })
         }
-        return StoreStats(version: view.sequence,
-                          memtableEntries: version.memtableEntries,
-                          memtableBytes: version.memtableBytes,
-                          sealedMemtables: version.sealed.count,
-                          walSegments: versions.wal.segmentCount,
-                          walBytes: versions.wal.totalBytes,
-                          levels: levels,
-                          liveSnapshots: pinned.count,
-                          oldestSnapshotVersion: pinned.oldest,
-                          pinnedVersions: snapshots.pinnedVersions.map { StoreStats.PinnedVersion(version: $0.version, snapshots: $0.count) },
-                          blockCacheBytes: cache.bytes, blockCacheCapacity: cache.capacity,
-                          flushes: maintenance.flushCount.load(ordering: .relaxed),
-                          compactions: maintenance.compactionCount.load(ordering: .relaxed),
-                          writeStalls: writer.stallCount.load(ordering: .relaxed),
-                          writeStallSeconds: Double(writer.stallMicroseconds.load(ordering: .relaxed)) / 1e6,
-                          isStalled: writer.isStalled.load(ordering: .relaxed))
+        return StoreStats(
+            version: view.sequence,
+            memtableEntries: version.memtableEntries,
+            memtableBytes: version.memtableBytes,
+            sealedMemtables: version.sealed.count,
+            walSegments: versions.wal.segmentCount,
+            walBytes: versions.wal.totalBytes,
+            levels: levels,
+            liveSnapshots: pinned.count,
+            oldestSnapshotVersion: pinned.oldest,
+            pinnedVersions: snapshots.pinnedVersions.map { StoreStats.PinnedVersion(version: $0.version, snapshots: $0.count) },
+            blockCacheBytes: cache.bytes, blockCacheCapacity: cache.capacity,
+            flushes: maintenance.flushCount.load(ordering: .relaxed),
+            compactions: maintenance.compactionCount.load(ordering: .relaxed),
+            writeStalls: writer.stallCount.load(ordering: .relaxed),
+            writeStallSeconds: Double(writer.stallMicroseconds.load(ordering: .relaxed)) / 1e6,
+            isStalled: writer.isStalled.load(ordering: .relaxed))
     }
 }

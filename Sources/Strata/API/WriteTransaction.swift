@@ -100,13 +100,15 @@ public final class WriteTransaction: ReadableTransaction {
 
     private func record(_ key: [UInt8], _ write: PendingWrite, bytes: Int) throws {
         if byteCount + bytes > StoreLimits.maxTransactionBytes {
-            throw StoreError(.invalidArgument, "the transaction holds over \(StoreLimits.maxTransactionBytes) bytes of keys and values; commit in smaller transactions")
+            throw StoreError(
+                .invalidArgument, "the transaction holds over \(StoreLimits.maxTransactionBytes) bytes of keys and values; commit in smaller transactions")
         }
         byteCount += bytes
         if positions == nil {
-            let ascending = entries.last.map { last in
-                last.key.withUnsafeBytes { a in key.withUnsafeBytes { compareKeys(a, $0) < 0 } }
-            } ?? true
+            let ascending =
+                entries.last.map { last in
+                    last.key.withUnsafeBytes { a in key.withUnsafeBytes { compareKeys(a, $0) < 0 } }
+                } ?? true
             if ascending {
                 entries.append(PendingEntry(key: key, write: write))
                 return

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A serial queue of jobs run by one thread of its own, at a lower CPU priority than the
@@ -60,15 +61,15 @@ final class BackgroundThread: Sendable {
         let jobs = self.jobs
         let thread = Thread {
             #if os(Linux)
-            // Per thread on Linux: `who` 0 is the calling thread. Failure leaves the normal
-            // priority, which is only slower for readers.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, BackgroundThread.linuxNiceness)
+                // Per thread on Linux: `who` 0 is the calling thread. Failure leaves the normal
+                // priority, which is only slower for readers.
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, BackgroundThread.linuxNiceness)
             #endif
             jobs.drain()
         }
         thread.name = name
         #if !os(Linux)
-        thread.qualityOfService = .utility
+            thread.qualityOfService = .utility
         #endif
         thread.start()
     }
@@ -88,10 +89,11 @@ final class BackgroundThread: Sendable {
         let done = DispatchSemaphore(value: 0)
         let result = withoutActuallyEscaping(body) { escapable -> Result<T, E> in
             let call = SyncCall(escapable)
-            jobs.push(.run {
-                call.run()
-                done.signal()
-            })
+            jobs.push(
+                .run {
+                    call.run()
+                    done.signal()
+                })
             done.wait()
             return call.result!
         }
@@ -109,9 +111,9 @@ final class BackgroundThread: Sendable {
 
     private static func currentThreadID() -> UInt64 {
         #if os(Linux)
-        return UInt64(pthread_self())
+            return UInt64(pthread_self())
         #else
-        return UInt64(UInt(bitPattern: pthread_self()))
+            return UInt64(UInt(bitPattern: pthread_self()))
         #endif
     }
 }

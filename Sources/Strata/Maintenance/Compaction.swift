@@ -88,7 +88,10 @@ struct CompactionMerge {
         while true {
             var best = -1
             for i in runs.indices where live[i] {
-                if best < 0 { best = i; continue }
+                if best < 0 {
+                    best = i
+                    continue
+                }
                 if compareInternal(keys[i], trailers[i], keys[best], trailers[best]) < 0 { best = i }
             }
             if best < 0 { break }

@@ -1,8 +1,8 @@
 import Dispatch
 import Logging
-import Synchronization
 import StrataFormat
 import StrataIO
+import Synchronization
 
 /// A memtable the writer has sealed, waiting to be flushed.
 struct SealedMemTable: Sendable {
@@ -52,8 +52,10 @@ final class Maintenance: Sendable {
     let flushCount = Atomic<Int>(0)
     let compactionCount = Atomic<Int>(0)
 
-    init(directory: String, options: StoreOptions, versions: VersionSet, cache: BlockCache,
-         oldestPinned: @escaping @Sendable () -> UInt64?) {
+    init(
+        directory: String, options: StoreOptions, versions: VersionSet, cache: BlockCache,
+        oldestPinned: @escaping @Sendable () -> UInt64?
+    ) {
         self.fileSystem = options.fileSystem
         self.directory = directory
         self.options = options
@@ -175,8 +177,9 @@ final class Maintenance: Sendable {
         try sealed.table.forEachNode { node in
             guard node.sequence <= sealed.lastSequence else { return }
             // Key and value are borrowed from the memtable's arena: no copy per entry.
-            try output.add(borrowingKey: node.key, sequence: node.sequence, isTombstone: node.isTombstone,
-                           value: node.isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : node.value)
+            try output.add(
+                borrowingKey: node.key, sequence: node.sequence, isTombstone: node.isTombstone,
+                value: node.isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : node.value)
         }
         var edit = VersionEdit(logNumber: sealed.nextLogNumber, lastSequence: sealed.lastSequence)
         var opened: [SegmentTable] = []
@@ -219,8 +222,9 @@ final class Maintenance: Sendable {
         // The same files, opened again under their new level (a table's record is immutable).
         let reopened = try moved.map { try SegmentTable.open($0, directory: directory, fileSystem: fileSystem, cache: cache) }
         try options.failpoints?.handler(.beforeManifestEdit)
-        try versions.logAndApply(VersionEdit(added: moved, removed: files.map { (level: plan.inputs[0].level, fileNumber: $0.number) }),
-                                 opened: reopened)
+        try versions.logAndApply(
+            VersionEdit(added: moved, removed: files.map { (level: plan.inputs[0].level, fileNumber: $0.number) }),
+            opened: reopened)
         compactionCount.add(1, ordering: .relaxed)
         progress.signal()
     }
@@ -235,8 +239,9 @@ final class Maintenance: Sendable {
         // The oldest sequence anyone may read at: a live snapshot's, or else the newest.
         let horizon = min(oldestPinned() ?? view.sequence, view.sequence)
         let deeper = versions.levels(below: plan.outputLevel)
-        let merge = CompactionMerge(plan: plan, horizon: horizon, deeperLevels: deeper,
-                                    targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options)
+        let merge = CompactionMerge(
+            plan: plan, horizon: horizon, deeperLevels: deeper,
+            targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options)
         var written: [UInt64] = []
         /// Set once the edit naming the outputs may have reached the manifest.
         var editAttempted = false

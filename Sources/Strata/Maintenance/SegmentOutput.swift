@@ -24,8 +24,9 @@ struct SegmentOutput {
     /// flush passes them straight from the memtable, a compaction from its input block.
     mutating func add(borrowingKey userKey: UnsafeRawBufferPointer, sequence: UInt64, isTombstone: Bool, value: UnsafeRawBufferPointer) throws {
         do {
-            try builder.add(borrowingKey: userKey, sequence: sequence, kind: isTombstone ? .tombstone : .value,
-                            value: isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : value)
+            try builder.add(
+                borrowingKey: userKey, sequence: sequence, kind: isTombstone ? .tombstone : .value,
+                value: isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : value)
         } catch {
             throw StoreError(.corruption, "entries reached a segment out of order (\(error.message)); this is a bug in Strata")
         }
@@ -51,8 +52,9 @@ struct SegmentOutput {
             try? fs.removeFile(path)
             throw error
         }
-        return SegmentMeta(level: level, fileNumber: number, fileSize: UInt64(bytes.count), entryCount: builder.entryCount,
-                           smallestSequence: builder.entryCount == 0 ? 0 : smallestSequence, largestSequence: largestSequence,
-                           smallestKey: smallestKey, largestKey: largestKey)
+        return SegmentMeta(
+            level: level, fileNumber: number, fileSize: UInt64(bytes.count), entryCount: builder.entryCount,
+            smallestSequence: builder.entryCount == 0 ? 0 : smallestSequence, largestSequence: largestSequence,
+            smallestKey: smallestKey, largestKey: largestKey)
     }
 }

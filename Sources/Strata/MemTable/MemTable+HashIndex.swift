@@ -1,5 +1,5 @@
-import Synchronization
 import StrataFormat
+import Synchronization
 
 /// A hash index over the memtable for point lookups: key -> the node of its newest version.
 /// A get probes it and then walks that key's versions, which sit newest first on the

@@ -39,8 +39,9 @@ final class MemTable: @unchecked Sendable {
     private var indexes: [MemTableHashIndex] = []
 
     init() {
-        head = MemTable.makeNode(in: arena, key: UnsafeRawBufferPointer(start: nil, count: 0),
-                                 sequence: 0, value: nil, height: MemTable.maxHeight)
+        head = MemTable.makeNode(
+            in: arena, key: UnsafeRawBufferPointer(start: nil, count: 0),
+            sequence: 0, value: nil, height: MemTable.maxHeight)
         finger = .allocate(capacity: MemTable.maxHeight)
         finger.initialize(repeating: head, count: MemTable.maxHeight)
     }
@@ -91,22 +92,24 @@ final class MemTable: @unchecked Sendable {
     /// table, in debug builds only; tests call it directly.
     func checkInvariants() {
         #if STRATA_INTERNAL_CHECKS
-        var previous: Node? = nil
-        var nodes = 0
-        forEachNode { node in
-            nodes += 1
-            if let previous {
-                let order = compareKeys(previous.key, node.key)
-                precondition(order < 0 || (order == 0 && previous.sequence > node.sequence),
-                             "MemTable invariants 3 and 4: nodes out of order or a (key, sequence) twice")
+            var previous: Node? = nil
+            var nodes = 0
+            forEachNode { node in
+                nodes += 1
+                if let previous {
+                    let order = compareKeys(previous.key, node.key)
+                    precondition(
+                        order < 0 || (order == 0 && previous.sequence > node.sequence),
+                        "MemTable invariants 3 and 4: nodes out of order or a (key, sequence) twice")
+                }
+                if previous.map({ compareKeys($0.key, node.key) != 0 }) ?? true {
+                    precondition(
+                        findVisible(node.key, at: .max)?.sequence == node.sequence,
+                        "MemTable invariant 5: the hash index does not lead to a key's newest version")
+                }
+                previous = node
             }
-            if previous.map({ compareKeys($0.key, node.key) != 0 }) ?? true {
-                precondition(findVisible(node.key, at: .max)?.sequence == node.sequence,
-                             "MemTable invariant 5: the hash index does not lead to a key's newest version")
-            }
-            previous = node
-        }
-        precondition(nodes == count, "MemTable: \(nodes) nodes linked but \(count) counted")
+            precondition(nodes == count, "MemTable: \(nodes) nodes linked but \(count) counted")
         #endif
     }
 
@@ -121,8 +124,9 @@ final class MemTable: @unchecked Sendable {
             let previous = previous.baseAddress!
             let fingerApplies = lastInserted.map { MemTable.precedes($0, key, sequence) } ?? false
             let found = findGreaterOrEqual(key, sequence, previous: previous, finger: fingerApplies ? UnsafePointer(finger) : nil)
-            assert(found.map { compareKeys($0.key, key) != 0 || $0.sequence != sequence } ?? true,
-                   "MemTable invariant 4: (key, sequence) inserted twice")
+            assert(
+                found.map { compareKeys($0.key, key) != 0 || $0.sequence != sequence } ?? true,
+                "MemTable invariant 4: (key, sequence) inserted twice")
             let height = randomHeight()
             let oldHeight = currentHeight.load(ordering: .relaxed)
             if height > oldHeight {
@@ -210,8 +214,10 @@ final class MemTable: @unchecked Sendable {
     /// First node at or after (key, sequence) in table order. `finger`, when given, holds a
     /// node per level known to precede the target; the search starts each level from it
     /// when it is further along than where the level above ended.
-    func findGreaterOrEqual(_ key: UnsafeRawBufferPointer, _ sequence: UInt64, previous: UnsafeMutablePointer<Node>?,
-                            finger: UnsafePointer<Node>? = nil) -> Node? {
+    func findGreaterOrEqual(
+        _ key: UnsafeRawBufferPointer, _ sequence: UInt64, previous: UnsafeMutablePointer<Node>?,
+        finger: UnsafePointer<Node>? = nil
+    ) -> Node? {
         var x = head
         var level = currentHeight.load(ordering: .relaxed) - 1
         // A node found not to precede the target on one level is often the next node on the
@@ -315,8 +321,10 @@ final class MemTable: @unchecked Sendable {
         }
     }
 
-    private static func makeNode(in arena: Arena, key: UnsafeRawBufferPointer, sequence: UInt64,
-                                 value: UnsafeRawBufferPointer?, height: Int) -> Node {
+    private static func makeNode(
+        in arena: Arena, key: UnsafeRawBufferPointer, sequence: UInt64,
+        value: UnsafeRawBufferPointer?, height: Int
+    ) -> Node {
         let valueCount = value?.count ?? 0
         let raw = arena.allocate(Node.linksOffset + 8 * height + key.count + valueCount)
         raw.storeBytes(of: sequence, as: UInt64.self)

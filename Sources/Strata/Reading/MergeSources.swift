@@ -69,7 +69,7 @@ final class OverlaySource: MergeSource {
 /// each entry, since a block can only be decoded front to back.
 final class FileSource: MergeSource {
     private let files: [SegmentTable]
-    private let sequence_: UInt64
+    private let visibleSequence: UInt64
     private let lower: [UInt8]
     private let upper: [UInt8]?
     private let reverse: Bool
@@ -105,7 +105,7 @@ final class FileSource: MergeSource {
             while end < files.count && files[end].meta.smallestKey.lexicographicallyPrecedes(upper) { end += 1 }
         }
         self.files = first < end ? Array(files[first..<end]) : []
-        self.sequence_ = sequence
+        self.visibleSequence = sequence
         self.lower = lower
         self.upper = upper
         self.reverse = reverse
@@ -139,7 +139,7 @@ final class FileSource: MergeSource {
                 return false
             }
             let trailer = rawKey.bytes.loadUnaligned(fromByteOffset: rawKey.count - 8, as: UInt64.self).littleEndian
-            if trailer >> 8 > sequence_ { continue }
+            if trailer >> 8 > visibleSequence { continue }
             lastKey.set(rawUserKey)
             hasLastKey = true
             currentSequence = trailer >> 8
@@ -192,10 +192,10 @@ final class FileSource: MergeSource {
         while let first = try takeRawBackward() {
             // Walking backward, one key's versions come oldest first: the visible one is the
             // last at or below the sequence.
-            var candidate = first.trailer >> 8 <= sequence_ ? first : nil
+            var candidate = first.trailer >> 8 <= visibleSequence ? first : nil
             while let next = try peekRawBackward(), next.key == first.key {
                 peeked = nil
-                if next.trailer >> 8 <= sequence_ { candidate = next }
+                if next.trailer >> 8 <= visibleSequence { candidate = next }
             }
             if let candidate {
                 candidate.key.withUnsafeBytes { reverseKey.set($0) }

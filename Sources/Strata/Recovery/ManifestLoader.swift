@@ -57,10 +57,13 @@ struct ManifestLoader {
         switch outcome.damage {
         case nil:
             guard outcome.records > 0 else {
-                throw StoreError(.corruption, "the manifest holds no record; run strata-fsck, or restore the store from a backup", file: path, offset: Int64(ManifestFormat.headerSize))
+                throw StoreError(
+                    .corruption, "the manifest holds no record; run strata-fsck, or restore the store from a backup", file: path,
+                    offset: Int64(ManifestFormat.headerSize))
             }
         case .corruption(let offset, let reason, _)?:
-            throw StoreError(.corruption, "the manifest is damaged (\(reason)); run strata-fsck, or restore the store from a backup", file: path, offset: Int64(offset))
+            throw StoreError(
+                .corruption, "the manifest is damaged (\(reason)); run strata-fsck, or restore the store from a backup", file: path, offset: Int64(offset))
         case .tornTail(let offset, _, let discarded)?:
             // A torn last record is an append that never finished, so nothing acted on it.
             report.discardedManifestTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(offset), discardedBytes: Int64(discarded))

@@ -36,7 +36,8 @@ enum Recovery {
         do {
             lock = try fs.lockFile(fs.path(path, lockFileName))
         } catch let error as IOError where error.code == .wouldBlock {
-            throw StoreError(.locked, "the store at \(path) is already open, in this process or another; close that Store first", file: fs.path(path, lockFileName))
+            throw StoreError(
+                .locked, "the store at \(path) is already open, in this process or another; close that Store first", file: fs.path(path, lockFileName))
         } catch let error as IOError {
             throw StoreError(error, while: "locking the store")
         }
@@ -139,7 +140,8 @@ enum Recovery {
             let walNumber = WALWriter.segmentNumber(fromName: name)
             let obsoleteWAL = walNumber.map { $0 < loaded.state.logNumber } ?? false
             let strayFile = ManifestFormat.number(fromSegmentName: name).map { loaded.segments[$0] == nil } ?? false
-            let strayManifest = ManifestFormat.number(fromTemporaryName: name) != nil
+            let strayManifest =
+                ManifestFormat.number(fromTemporaryName: name) != nil
                 || (ManifestFormat.number(fromManifestName: name).map { $0 != loaded.currentManifest } ?? false)
             if obsoleteWAL || strayFile || strayManifest {
                 try fs.removeFile(fs.path(path, name))
@@ -194,16 +196,22 @@ enum Recovery {
                     throw StoreError(error, file: segmentPath)
                 }
                 guard header.segmentNumber == number else {
-                    throw StoreError(.corruption, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number)", file: segmentPath, offset: 16)
+                    throw StoreError(
+                        .corruption, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number)", file: segmentPath,
+                        offset: 16)
                 }
-                let outcome = try replaySegment(bytes, path: segmentPath, isLast: isLast, into: &replayed,
-                                                lastSequence: &lastSequence, report: &report)
+                let outcome = try replaySegment(
+                    bytes, path: segmentPath, isLast: isLast, into: &replayed,
+                    lastSequence: &lastSequence, report: &report)
                 let end = outcome.end
                 report.segmentsReplayed += 1
                 if isLast {
                     if let tail = report.truncatedTail {
-                        logger.warning("cut a torn write off the end of the WAL", metadata: [
-                            "file": "\(tail.file)", "offset": "\(tail.offset)", "discardedBytes": "\(tail.discardedBytes)"])
+                        logger.warning(
+                            "cut a torn write off the end of the WAL",
+                            metadata: [
+                                "file": "\(tail.file)", "offset": "\(tail.offset)", "discardedBytes": "\(tail.discardedBytes)"
+                            ])
                         // Cut the torn bytes off and zero-fill again (WALWriter invariant 4).
                         try handle.truncate(to: Int64(end))
                         try handle.preallocate(to: Int64(WALWriter.preallocationTarget(for: end)))
@@ -249,9 +257,10 @@ enum Recovery {
             writerFileSize = WALWriter.preallocationTarget(for: writerOffset)
         }
         let inventory = WALInventory(segmentSizes)
-        let wal = WALWriter(fileSystem: fs, directory: path, segmentBytes: options.walSegmentBytes, inventory: inventory,
-                            handle: handle, segmentNumber: number, offset: writerOffset, provenThrough: writerProvenThrough,
-                            fileSize: writerFileSize)
+        let wal = WALWriter(
+            fileSystem: fs, directory: path, segmentBytes: options.walSegmentBytes, inventory: inventory,
+            handle: handle, segmentNumber: number, offset: writerOffset, provenThrough: writerProvenThrough,
+            fileSize: writerFileSize)
         // The replayed records are synced now; a crash left no mark saying so, so write one
         // before anything else: from here on, damage to any of them is never taken for a
         // torn write (docs/format/wal.md, "Sync marks").
@@ -262,13 +271,16 @@ enum Recovery {
         // process failed to append to is never appended to again.
         let manifestNumber = loaded.state.nextFileNumber
         loaded.state.nextFileNumber += 1
-        let manifest = try ManifestWriter.install(number: manifestNumber, snapshot: VersionSet.snapshotEdit(loaded.state, Array(loaded.segments.values)),
-                                                  fileSystem: fs, directory: path)
+        let manifest = try ManifestWriter.install(
+            number: manifestNumber, snapshot: VersionSet.snapshotEdit(loaded.state, Array(loaded.segments.values)),
+            fileSystem: fs, directory: path)
         let published = PublishedState(ReadView(version: Version(memtable: memtable, levels: levels), sequence: lastSequence))
-        let versions = VersionSet(published: published, wal: inventory, manifest: manifest, state: loaded.state,
-                                  directory: path, options: options)
-        return OpenedStore(lock: lock, memtable: memtable, wal: wal, lastSequence: lastSequence, report: report,
-                           versions: versions, cache: cache)
+        let versions = VersionSet(
+            published: published, wal: inventory, manifest: manifest, state: loaded.state,
+            directory: path, options: options)
+        return OpenedStore(
+            lock: lock, memtable: memtable, wal: wal, lastSequence: lastSequence, report: report,
+            versions: versions, cache: cache)
     }
 
     /// Replays one segment's records into `replayed` and returns where its valid data ends
@@ -276,8 +288,10 @@ enum Recovery {
     /// `WALSegmentReader`'s, shared with the verifier: damage in a segment that is not the
     /// last is corruption; in the last, it is a torn tail unless a later record proves the
     /// damaged bytes had been synced.
-    private static func replaySegment(_ bytes: [UInt8], path: String, isLast: Bool, into replayed: inout ReplayBuffer,
-                                      lastSequence: inout UInt64, report: inout RecoveryReport) throws -> WALSegmentReader.Outcome {
+    private static func replaySegment(
+        _ bytes: [UInt8], path: String, isLast: Bool, into replayed: inout ReplayBuffer,
+        lastSequence: inout UInt64, report: inout RecoveryReport
+    ) throws -> WALSegmentReader.Outcome {
         let outcome = try WALSegmentReader.read(bytes, isLast: isLast, sequenceFloor: lastSequence) { payload, offset in
             if try applyBatch(payload, path: path, offset: offset, into: &replayed, lastSequence: &lastSequence) {
                 report.transactionsReplayed += 1
@@ -287,9 +301,15 @@ enum Recovery {
         case nil:
             break
         case .corruption(let offset, let reason, .laterRecord(let proof))?:
-            throw StoreError(.corruption, "WAL is damaged (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck, or restore from a backup", file: path, offset: Int64(offset))
+            throw StoreError(
+                .corruption,
+                "WAL is damaged (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck, or restore from a backup",
+                file: path, offset: Int64(offset))
         case .corruption(let offset, let reason, _)?:
-            throw StoreError(.corruption, "WAL segment is damaged (\(reason)) in a part that was synced before the next segment began; run strata-fsck, or restore from a backup", file: path, offset: Int64(offset))
+            throw StoreError(
+                .corruption,
+                "WAL segment is damaged (\(reason)) in a part that was synced before the next segment began; run strata-fsck, or restore from a backup",
+                file: path, offset: Int64(offset))
         case .tornTail(let offset, _, let discarded)?:
             report.truncatedTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(offset), discardedBytes: Int64(discarded))
         }
@@ -298,8 +318,10 @@ enum Recovery {
 
     /// Applies one record: a batch (returns true), or a sync mark, which changes nothing
     /// (returns false). Both must continue the sequence (docs/format/wal.md, rule 5).
-    private static func applyBatch(_ payload: [UInt8], path: String, offset: Int, into replayed: inout ReplayBuffer,
-                                   lastSequence: inout UInt64) throws -> Bool {
+    private static func applyBatch(
+        _ payload: [UInt8], path: String, offset: Int, into replayed: inout ReplayBuffer,
+        lastSequence: inout UInt64
+    ) throws -> Bool {
         try payload.withUnsafeBytes { raw in
             let header: BatchFormat.Header
             do {
@@ -309,12 +331,15 @@ enum Recovery {
             }
             if header.kind == .syncMark {
                 guard header.sequence == lastSequence else {
-                    throw StoreError(.corruption, "a WAL sync mark carries sequence \(header.sequence), but the record before it has \(lastSequence)", file: path, offset: Int64(offset))
+                    throw StoreError(
+                        .corruption, "a WAL sync mark carries sequence \(header.sequence), but the record before it has \(lastSequence)", file: path,
+                        offset: Int64(offset))
                 }
                 return false
             }
             guard header.sequence == lastSequence + 1 else {
-                throw StoreError(.corruption, "WAL sequence jumps from \(lastSequence) to \(header.sequence); a record is missing", file: path, offset: Int64(offset))
+                throw StoreError(
+                    .corruption, "WAL sequence jumps from \(lastSequence) to \(header.sequence); a record is missing", file: path, offset: Int64(offset))
             }
             do {
                 _ = try BatchFormat.decode(raw, maxKeyBytes: StoreLimits.maxKeyBytes, maxValueBytes: StoreLimits.maxValueBytes) { kind, key, value in

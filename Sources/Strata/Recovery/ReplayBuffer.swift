@@ -22,8 +22,10 @@ struct ReplayBuffer {
     private var operations: [Operation] = []
 
     mutating func add(key: UnsafeRawBufferPointer, sequence: UInt64, value: UnsafeRawBufferPointer?) {
-        operations.append(Operation(keyStart: bytes.count, keyCount: Int32(key.count),
-                                    valueCount: value.map { Int32($0.count) } ?? -1, sequence: sequence))
+        operations.append(
+            Operation(
+                keyStart: bytes.count, keyCount: Int32(key.count),
+                valueCount: value.map { Int32($0.count) } ?? -1, sequence: sequence))
         bytes.append(contentsOf: key)
         if let value { bytes.append(contentsOf: value) }
     }

@@ -29,8 +29,9 @@ extension VersionSet {
                 let files = levels[0]
                 let smallest = files.map(\.meta.smallestKey).min { $0.lexicographicallyPrecedes($1) }!
                 let largest = files.map(\.meta.largestKey).max { $0.lexicographicallyPrecedes($1) }!
-                return CompactionPlan(inputs: [(0, files), (1, Self.overlapping(levels[1], smallest, largest))], outputLevel: 1,
-                                      reason: "level 0 holds \(files.count) files")
+                return CompactionPlan(
+                    inputs: [(0, files), (1, Self.overlapping(levels[1], smallest, largest))], outputLevel: 1,
+                    reason: "level 0 holds \(files.count) files")
             }
             let level = bestLevel
             let files = levels[level]
@@ -38,8 +39,9 @@ extension VersionSet {
             let pointer = compactPointers[level]
             let chosen = files.first { file in pointer.map { $0.lexicographicallyPrecedes(file.meta.smallestKey) } ?? true } ?? files[0]
             compactPointers[level] = chosen.meta.largestKey
-            return CompactionPlan(inputs: [(level, [chosen]), (level + 1, Self.overlapping(levels[level + 1], chosen.meta.smallestKey, chosen.meta.largestKey))],
-                                  outputLevel: level + 1, reason: "level \(level) holds \(Self.bytes(of: levels[level])) bytes")
+            return CompactionPlan(
+                inputs: [(level, [chosen]), (level + 1, Self.overlapping(levels[level + 1], chosen.meta.smallestKey, chosen.meta.largestKey))],
+                outputLevel: level + 1, reason: "level \(level) holds \(Self.bytes(of: levels[level])) bytes")
         }
     }
 

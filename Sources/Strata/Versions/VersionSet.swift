@@ -1,6 +1,6 @@
-import Synchronization
 import StrataFormat
 import StrataIO
+import Synchronization
 
 /// The persisted state of a store and the Version readers see: the segment files of every
 /// level, the WAL position they cover, the last sequence in them, the file-number counter,
@@ -45,8 +45,10 @@ final class VersionSet: @unchecked Sendable {
     /// Where the next size-triggered compaction of each level starts (round robin by key).
     private var compactPointers: [[UInt8]?] = Array(repeating: nil, count: ManifestFormat.maxLevels)
 
-    init(published: PublishedState, wal: WALInventory, manifest: ManifestWriter, state: PersistedState,
-         directory: String, options: StoreOptions) {
+    init(
+        published: PublishedState, wal: WALInventory, manifest: ManifestWriter, state: PersistedState,
+        directory: String, options: StoreOptions
+    ) {
         self.published = published
         self.wal = wal
         self.manifest = manifest
@@ -155,8 +157,9 @@ final class VersionSet: @unchecked Sendable {
             metas.removeAll { removed.contains($0.fileNumber) }
             metas.append(contentsOf: edit.added)
             try failpoints?.handler(.beforeManifestInstall)
-            let fresh = try ManifestWriter.install(number: number, snapshot: Self.snapshotEdit(next, metas),
-                                                   fileSystem: fileSystem, directory: directory)
+            let fresh = try ManifestWriter.install(
+                number: number, snapshot: Self.snapshotEdit(next, metas),
+                fileSystem: fileSystem, directory: directory)
             manifest.close()
             manifest = fresh
         } else {
@@ -168,8 +171,9 @@ final class VersionSet: @unchecked Sendable {
     /// The whole state as one edit: the first record of every new manifest (recovery's and a
     /// roll's alike).
     static func snapshotEdit(_ state: PersistedState, _ segments: [SegmentMeta]) -> VersionEdit {
-        VersionEdit(logNumber: state.logNumber, lastSequence: state.lastSequence, nextFileNumber: state.nextFileNumber,
-                    added: segments.sorted { ($0.level, $0.fileNumber) < ($1.level, $1.fileNumber) })
+        VersionEdit(
+            logNumber: state.logNumber, lastSequence: state.lastSequence, nextFileNumber: state.nextFileNumber,
+            added: segments.sorted { ($0.level, $0.fileNumber) < ($1.level, $1.fileNumber) })
     }
 
     /// Closes the manifest, with a close mark when its last record needs one.
@@ -182,22 +186,26 @@ final class VersionSet: @unchecked Sendable {
     /// Invariants 2 and 4; compiled into debug builds only. Install-locked.
     private func checkInvariants() {
         #if STRATA_INTERNAL_CHECKS
-        let levels = self.levels
-        for table in levels.joined() {
-            precondition(table.number < state.nextFileNumber, "VersionSet invariant 4: file \(table.number) is not below the next file number \(state.nextFileNumber)")
-        }
-        precondition(manifest.number < state.nextFileNumber, "VersionSet invariant 4: the manifest's number is not below the next file number")
-        for (index, level) in levels.enumerated() {
-            for table in level { precondition(table.meta.level == index, "VersionSet: a file sits at level \(index) but its record says \(table.meta.level)") }
-        }
-        for level in levels.dropFirst() {
-            for (a, b) in zip(level, level.dropFirst()) {
-                precondition(a.meta.largestKey.lexicographicallyPrecedes(b.meta.smallestKey), "VersionSet: files of a level overlap")
+            let levels = self.levels
+            for table in levels.joined() {
+                precondition(
+                    table.number < state.nextFileNumber,
+                    "VersionSet invariant 4: file \(table.number) is not below the next file number \(state.nextFileNumber)")
             }
-        }
-        for (a, b) in zip(levels[0], levels[0].dropFirst()) {
-            precondition(a.number > b.number, "VersionSet: level 0 is not newest first")
-        }
+            precondition(manifest.number < state.nextFileNumber, "VersionSet invariant 4: the manifest's number is not below the next file number")
+            for (index, level) in levels.enumerated() {
+                for table in level {
+                    precondition(table.meta.level == index, "VersionSet: a file sits at level \(index) but its record says \(table.meta.level)")
+                }
+            }
+            for level in levels.dropFirst() {
+                for (a, b) in zip(level, level.dropFirst()) {
+                    precondition(a.meta.largestKey.lexicographicallyPrecedes(b.meta.smallestKey), "VersionSet: files of a level overlap")
+                }
+            }
+            for (a, b) in zip(levels[0], levels[0].dropFirst()) {
+                precondition(a.number > b.number, "VersionSet: level 0 is not newest first")
+            }
         #endif
     }
 }

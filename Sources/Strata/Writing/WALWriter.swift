@@ -51,8 +51,10 @@ final class WALWriter {
     ///   - offset: the end of the segment's valid data, all of it synced.
     ///   - provenThrough: how far the segment's own records prove it synced.
     ///   - fileSize: the file's current size (its zero-filled preallocation).
-    init(fileSystem: any FileSystem, directory: String, segmentBytes: Int, inventory: WALInventory, handle: any FileHandle,
-         segmentNumber: UInt64, offset: Int, provenThrough: Int, fileSize: Int) {
+    init(
+        fileSystem: any FileSystem, directory: String, segmentBytes: Int, inventory: WALInventory, handle: any FileHandle,
+        segmentNumber: UInt64, offset: Int, provenThrough: Int, fileSize: Int
+    ) {
         self.fileSystem = fileSystem
         self.directory = directory
         self.segmentBytes = segmentBytes
@@ -182,9 +184,10 @@ final class WALWriter {
     /// Invariants 1 and 5; compiled into debug builds only.
     func checkInvariants() {
         #if STRATA_INTERNAL_CHECKS
-        precondition(provenThrough <= syncedOffset && syncedOffset <= offset,
-                     "WALWriter invariant 1: proven \(provenThrough), synced \(syncedOffset), written \(offset) out of order")
-        precondition(offset <= preallocatedEnd, "WALWriter invariant 4: data past the preallocated end")
+            precondition(
+                provenThrough <= syncedOffset && syncedOffset <= offset,
+                "WALWriter invariant 1: proven \(provenThrough), synced \(syncedOffset), written \(offset) out of order")
+            precondition(offset <= preallocatedEnd, "WALWriter invariant 4: data past the preallocated end")
         #endif
     }
 }

@@ -1,8 +1,8 @@
 import Dispatch
 import Logging
-import Synchronization
 import StrataFormat
 import StrataIO
+import Synchronization
 
 /// The single writer queue: every mutation of the store runs here, one group at a time, in
 /// the order requests arrive. Requests that arrive while a group is being written or synced
@@ -334,7 +334,9 @@ final class Writer: @unchecked Sendable {
         while mustWait {
             if let failure = maintenance.failure {
                 guard !retried else {
-                    throw StoreError(failure.code, "the write waited for a flush or compaction, and it failed: \(failure.message)", file: failure.file, underlying: failure.underlying)
+                    throw StoreError(
+                        failure.code, "the write waited for a flush or compaction, and it failed: \(failure.message)", file: failure.file,
+                        underlying: failure.underlying)
                 }
                 retried = true
                 maintenance.retry()
@@ -350,21 +352,22 @@ final class Writer: @unchecked Sendable {
     }
 
     private func readOnlyError(_ cause: StoreError) -> StoreError {
-        StoreError(.readOnly, "the store refuses writes after an earlier failure (\(cause.message)); close and reopen it to recover",
-                   file: cause.file, underlying: cause.underlying)
+        StoreError(
+            .readOnly, "the store refuses writes after an earlier failure (\(cause.message)); close and reopen it to recover",
+            file: cause.file, underlying: cause.underlying)
     }
 
     /// Invariant 2, and the published state's agreement with this writer's; compiled into
     /// debug builds only. After each round.
     private func checkInvariants() {
         #if STRATA_INTERNAL_CHECKS
-        let view = versions.published.latest()
-        precondition(view.sequence <= lastAssigned, "Writer invariant 2: published \(view.sequence) is above the last assigned \(lastAssigned)")
-        precondition(view.version.memtable === memtable, "Writer: the published Version does not hold the writer's active memtable")
-        precondition(!wal.hasStagedRecords, "Writer: a round ended with WAL records staged but not written")
-        if failure == nil {
-            precondition(view.sequence == lastAssigned, "Writer invariant 3: a round ended without publishing what it wrote")
-        }
+            let view = versions.published.latest()
+            precondition(view.sequence <= lastAssigned, "Writer invariant 2: published \(view.sequence) is above the last assigned \(lastAssigned)")
+            precondition(view.version.memtable === memtable, "Writer: the published Version does not hold the writer's active memtable")
+            precondition(!wal.hasStagedRecords, "Writer: a round ended with WAL records staged but not written")
+            if failure == nil {
+                precondition(view.sequence == lastAssigned, "Writer invariant 3: a round ended without publishing what it wrote")
+            }
         #endif
     }
 

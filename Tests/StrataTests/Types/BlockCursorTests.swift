@@ -1,6 +1,7 @@
-import Testing
-@testable import Strata
 import StrataFormat
+import Testing
+
+@testable import Strata
 
 /// `BlockCursor` on its own, over blocks built by the format module's block builder.
 @Suite struct BlockCursorTests {
@@ -10,8 +11,9 @@ import StrataFormat
         for index in 0..<count {
             let key = Array("key/\(String(format: "%04d", index))".utf8)
             for sequence in [UInt64(2), 1] {
-                builder.add(key: SegmentFormat.internalKey(userKey: key, sequence: sequence, kind: .value),
-                            value: Array("v\(index).\(sequence)".utf8))
+                builder.add(
+                    key: SegmentFormat.internalKey(userKey: key, sequence: sequence, kind: .value),
+                    value: Array("v\(index).\(sequence)".utf8))
             }
         }
         return try DataBlock(contents: builder.finish(), fileOffset: 0, fileName: "test")

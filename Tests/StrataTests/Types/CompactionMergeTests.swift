@@ -1,8 +1,9 @@
-import Testing
-@testable import Strata
 import StrataFormat
 import StrataIO
 import StrataTestSupport
+import Testing
+
+@testable import Strata
 
 /// `CompactionMerge` on its own: which versions and tombstones a merge keeps.
 @Suite struct CompactionMergeTests {
@@ -51,8 +52,9 @@ import StrataTestSupport
             var seen: [String] = []
             while try iterator.next() {
                 let tombstone = iterator.trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
-                seen.append("\(String(decoding: iterator.userKey, as: UTF8.self))@\(iterator.trailer >> 8)="
-                            + (tombstone ? "-" : String(decoding: iterator.value, as: UTF8.self)))
+                seen.append(
+                    "\(String(decoding: iterator.userKey, as: UTF8.self))@\(iterator.trailer >> 8)="
+                        + (tombstone ? "-" : String(decoding: iterator.value, as: UTF8.self)))
             }
             return seen
         }

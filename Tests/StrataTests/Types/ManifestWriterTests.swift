@@ -1,8 +1,9 @@
-import Testing
-@testable import Strata
 import StrataFormat
 import StrataIO
 import StrataTestSupport
+import Testing
+
+@testable import Strata
 
 /// `ManifestWriter` on its own: installing, appending, the close mark, and refusing to append
 /// after a failure.
@@ -20,11 +21,13 @@ import StrataTestSupport
     @Test func installWritesTheSnapshotAndRemovesOlderManifests() throws {
         let fs = SimulatedFileSystem()
         try fs.createDirectory(Self.directory)
-        let first = try ManifestWriter.install(number: 3, snapshot: VersionEdit(logNumber: 1, lastSequence: 0, nextFileNumber: 4),
-                                               fileSystem: fs, directory: Self.directory)
+        let first = try ManifestWriter.install(
+            number: 3, snapshot: VersionEdit(logNumber: 1, lastSequence: 0, nextFileNumber: 4),
+            fileSystem: fs, directory: Self.directory)
         first.close()
-        let second = try ManifestWriter.install(number: 5, snapshot: VersionEdit(logNumber: 2, lastSequence: 9, nextFileNumber: 6),
-                                                fileSystem: fs, directory: Self.directory)
+        let second = try ManifestWriter.install(
+            number: 5, snapshot: VersionEdit(logNumber: 2, lastSequence: 9, nextFileNumber: 6),
+            fileSystem: fs, directory: Self.directory)
         defer { second.close() }
         #expect(try fs.listDirectory(Self.directory).sorted() == [ManifestFormat.fileName(5)])
         #expect(try Self.edits(fs, 5) == [VersionEdit(logNumber: 2, lastSequence: 9, nextFileNumber: 6)])
@@ -47,8 +50,9 @@ import StrataTestSupport
     @Test func afterAFailedAppendNothingMoreIsAppended() throws {
         let fs = SimulatedFileSystem()
         try fs.createDirectory(Self.directory)
-        let writer = try ManifestWriter.install(number: 1, snapshot: VersionEdit(logNumber: 1, lastSequence: 0, nextFileNumber: 2),
-                                                fileSystem: fs, directory: Self.directory)
+        let writer = try ManifestWriter.install(
+            number: 1, snapshot: VersionEdit(logNumber: 1, lastSequence: 0, nextFileNumber: 2),
+            fileSystem: fs, directory: Self.directory)
         fs.failNext(.sync, code: .other)
         #expect(throws: (any Error).self) { try writer.append(VersionEdit(lastSequence: 3)) }
         #expect(writer.needsNewFile)

@@ -1,6 +1,7 @@
-import Testing
-@testable import Strata
 import StrataFormat
+import Testing
+
+@testable import Strata
 
 /// `MergingCursor` on its own, over sources made of plain entry lists.
 @Suite struct MergingCursorTests {

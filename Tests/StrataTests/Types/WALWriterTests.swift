@@ -1,8 +1,9 @@
-import Testing
-@testable import Strata
 import StrataFormat
 import StrataIO
 import StrataTestSupport
+import Testing
+
+@testable import Strata
 
 /// `WALWriter` on its own: framing, offsets, the synced offset, sync marks and rolls.
 @Suite struct WALWriterTests {
@@ -12,9 +13,10 @@ import StrataTestSupport
         try fs.createDirectory(directory)
         let handle = try WALWriter.createSegment(fileSystem: fs, directory: directory, number: 1)
         let inventory = WALInventory([:])
-        let writer = WALWriter(fileSystem: fs, directory: directory, segmentBytes: segmentBytes, inventory: inventory, handle: handle,
-                               segmentNumber: 1, offset: WALFormat.headerSize, provenThrough: WALFormat.headerSize,
-                               fileSize: WALWriter.preallocationTarget(for: WALFormat.headerSize))
+        let writer = WALWriter(
+            fileSystem: fs, directory: directory, segmentBytes: segmentBytes, inventory: inventory, handle: handle,
+            segmentNumber: 1, offset: WALFormat.headerSize, provenThrough: WALFormat.headerSize,
+            fileSize: WALWriter.preallocationTarget(for: WALFormat.headerSize))
         return (writer, inventory)
     }
 
