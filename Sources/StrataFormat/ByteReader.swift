@@ -52,24 +52,16 @@ public struct ByteReader {
     }
 
     public mutating func readVarint(_ what: String = "varint") throws(FormatError) -> UInt64 {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
         let start = position
-        while true {
-            guard position < bytes.count else {
-                throw FormatError(.truncated, "\(what) runs past the end of the data", offset: baseOffset + start)
-            }
-            let byte = bytes[position]
-            position += 1
-            if shift == 63 && byte > 1 {
-                throw FormatError(.malformed, "\(what) overflows 64 bits", offset: baseOffset + start)
-            }
-            result |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return result }
-            shift += 7
-            if shift > 63 {
-                throw FormatError(.malformed, "\(what) is longer than 10 bytes", offset: baseOffset + start)
-            }
+        switch decodeVarint(bytes, &position, bytes.count, maxBytes: 10) {
+        case .value(let value):
+            return value
+        case .truncated:
+            throw FormatError(.truncated, "\(what) runs past the end of the data", offset: baseOffset + start)
+        case .overflow:
+            throw FormatError(.malformed, "\(what) overflows 64 bits", offset: baseOffset + start)
+        case .tooLong:
+            throw FormatError(.malformed, "\(what) is longer than 10 bytes", offset: baseOffset + start)
         }
     }
 

@@ -19,11 +19,14 @@ public struct FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     /// Byte offset, relative to the start of the decoded buffer, where the problem starts.
     public var offset: Int
+    /// The file the bytes came from, when the decoder knows it (a segment's data blocks).
+    public var file: String?
 
-    public init(_ kind: Kind, _ message: String, offset: Int) {
+    public init(_ kind: Kind, _ message: String, offset: Int, file: String? = nil) {
         self.kind = kind
         self.message = message
         self.offset = offset
+        self.file = file
     }
 
     public var description: String { "\(message) (at byte \(offset))" }

@@ -1,6 +1,7 @@
-// Decodes the data and index blocks of a segment (docs/format/segment.md, "Blocks"): the
-// layout is in SegmentBlockBuilder.swift. Every length is checked, because a block that
-// passed its CRC can still have been written by a buggy or newer encoder.
+// Reads the data and index blocks of a segment strictly (docs/format/segment.md, "Blocks"):
+// the layout is in SegmentBlockBuilder.swift, the decoding in BlockCursor.swift. Every
+// length and the key order are checked, because a block that passed its CRC can still have
+// been written by a buggy or newer encoder.
 
 /// One decoded block entry: an internal key and its value (for index blocks, an encoded
 /// block handle).
@@ -15,7 +16,9 @@ public struct BlockEntry: Sendable, Equatable {
 }
 
 /// A validated block: iterate it with `makeCursor()`, or `seek` to the first entry at or
-/// after an internal key.
+/// after an internal key. The strict reader the verifier (and the format tests) use: it walks
+/// the block with the engine's own `BlockCursor` and adds the checks a fast read skips, that
+/// keys ascend and that every restart point starts an entry holding a whole key.
 public struct SegmentBlockReader: Sendable {
     public let contents: [UInt8]
     /// File offset of the block, for errors.
@@ -23,9 +26,7 @@ public struct SegmentBlockReader: Sendable {
     /// False for decompressed contents, whose positions are not file offsets: errors then
     /// report `blockOffset` itself.
     public let positionsAreFileOffsets: Bool
-    /// Where the entries end and the restart array begins.
-    let entriesEnd: Int
-    let restarts: [Int]
+    let block: DataBlock
 
     /// Checks the restart array: a count of at least 1 that fits, offsets strictly
     /// increasing from 0 and inside the entries.
@@ -33,121 +34,65 @@ public struct SegmentBlockReader: Sendable {
         self.contents = contents
         self.blockOffset = blockOffset
         self.positionsAreFileOffsets = positionsAreFileOffsets
-        let at = { (position: Int) in positionsAreFileOffsets ? blockOffset + position : blockOffset }
-        guard contents.count >= 8 else {
-            throw FormatError(.truncated, "block of \(contents.count) bytes is too short for its restart array", offset: at(0))
-        }
-        let count = Int(Self.loadUInt32(contents, contents.count - 4))
-        guard count >= 1, count <= (contents.count - 4) / 4 else {
-            throw FormatError(.malformed, "block restart count \(count) does not fit the block", offset: at(contents.count - 4))
-        }
-        let end = contents.count - 4 - 4 * count
-        var offsets = [Int]()
-        offsets.reserveCapacity(count)
-        for i in 0..<count {
-            let offset = Int(Self.loadUInt32(contents, end + 4 * i))
-            let valid = i == 0 ? offset == 0 : (offset > offsets[i - 1] && offset < end)
-            guard valid else {
-                throw FormatError(.malformed, "block restart \(i) at \(offset) is out of order or past the entries", offset: at(end + 4 * i))
-            }
-            offsets.append(offset)
-        }
-        entriesEnd = end
-        restarts = offsets
+        block = try DataBlock(contents: contents, fileOffset: blockOffset, fileName: "", positionsAreFileOffsets: positionsAreFileOffsets)
     }
 
-    static func loadUInt32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
-        UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
-    }
-
-    public var restartCount: Int { restarts.count }
-    public var isEmpty: Bool { entriesEnd == 0 }
+    public var restartCount: Int { block.restartCount }
+    public var isEmpty: Bool { block.entriesEnd == 0 }
 
     func errorOffset(_ position: Int) -> Int {
         positionsAreFileOffsets ? blockOffset + position : blockOffset
     }
 
     /// A position in the block. `next()` decodes one entry and checks that keys ascend.
-    public struct Cursor: Sendable {
+    ///
+    /// Copies share the decoding buffer. That is safe for how copies are used here (a copy
+    /// saved at an entry's start, then the original stepped once past it): decoding that entry
+    /// again keeps only the bytes it shares with the key before it, which start its own key
+    /// too, so the buffer holding either key gives the same result. Not `Sendable`.
+    public struct Cursor {
         public let block: SegmentBlockReader
-        var position: Int
+        var cursor: BlockCursor
         /// The previous entry's key; empty at a restart point (no valid key is empty).
         var key: [UInt8]
-        /// Index of the first restart at or after `position`.
+        /// Index of the first restart at or after the cursor's position.
         var nextRestart: Int
 
         init(block: SegmentBlockReader, position: Int, restartIndex: Int) {
             self.block = block
-            self.position = position
-            self.key = []
-            self.nextRestart = restartIndex
+            cursor = BlockCursor(block: block.block.view, keyBuffer: KeyBuffer())
+            cursor.reset(to: position)
+            key = []
+            nextRestart = restartIndex
         }
 
         public mutating func next() throws(FormatError) -> BlockEntry? {
-            guard position < block.entriesEnd else { return nil }
-            let bytes = block.contents
-            let end = block.entriesEnd
-            let start = position
-            var p = position
-            let shared = try Self.varint(bytes, &p, end, "shared key length", block)
-            let unshared = try Self.varint(bytes, &p, end, "unshared key length", block)
-            let valueLength = try Self.varint(bytes, &p, end, "value length", block)
-            guard shared <= key.count else {
-                throw FormatError(.malformed, "entry shares \(shared) bytes with a \(key.count)-byte previous key", offset: block.errorOffset(start))
+            let start = cursor.position
+            let found: Bool
+            do {
+                found = try cursor.next()
+            } catch {
+                throw FormatError(error.kind, error.message, offset: block.errorOffset(start))
             }
-            guard unshared <= end - p, valueLength <= end - p - unshared else {
-                throw FormatError(.truncated, "block entry runs past the end of the entries", offset: block.errorOffset(start))
-            }
-            var newKey = Array(key[0..<shared])
-            newKey.append(contentsOf: bytes[p..<(p + unshared)])
-            p += unshared
-            let value = Array(bytes[p..<(p + valueLength)])
-            p += valueLength
+            guard found else { return nil }
+            let view = block.block.view
             // A restart must hold a whole key and start an entry, or binary search would
             // decode garbage.
-            let restarts = block.restarts
-            if nextRestart < restarts.count && restarts[nextRestart] == start {
-                guard shared == 0 else {
-                    throw FormatError(.malformed, "restart entry shares \(shared) key bytes", offset: block.errorOffset(start))
+            if nextRestart < view.restartCount && view.restart(nextRestart) == start {
+                guard cursor.shared == 0 else {
+                    throw FormatError(.malformed, "restart entry shares \(cursor.shared) key bytes", offset: block.errorOffset(start))
                 }
                 nextRestart += 1
             }
-            if nextRestart < restarts.count && restarts[nextRestart] < p {
+            if nextRestart < view.restartCount && view.restart(nextRestart) < cursor.position {
                 throw FormatError(.malformed, "restart \(nextRestart) points inside an entry", offset: block.errorOffset(start))
             }
-            guard newKey.count >= SegmentFormat.internalKeyTrailerSize else {
-                throw FormatError(.malformed, "block key of \(newKey.count) bytes is shorter than an internal key", offset: block.errorOffset(start))
-            }
+            let newKey = Array(cursor.internalKey)
             if !key.isEmpty && SegmentFormat.compareInternalKeys(key, newKey) >= 0 {
                 throw FormatError(.malformed, "block keys are not in ascending order", offset: block.errorOffset(start))
             }
-            position = p
             key = newKey
-            return BlockEntry(key: newKey, value: value)
-        }
-
-        static func varint(_ bytes: [UInt8], _ p: inout Int, _ end: Int, _ what: String, _ block: SegmentBlockReader) throws(FormatError) -> Int {
-            let start = p
-            var result = 0
-            var shift = 0
-            while true {
-                guard p < end else {
-                    throw FormatError(.truncated, "\(what) runs past the end of the entries", offset: block.errorOffset(start))
-                }
-                let byte = bytes[p]
-                p += 1
-                result |= Int(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { break }
-                shift += 7
-                // No length in a block can exceed the block, so 4 bytes (28 bits) suffice.
-                guard shift < 28 else {
-                    throw FormatError(.malformed, "\(what) is too long", offset: block.errorOffset(start))
-                }
-            }
-            guard result <= end else {
-                throw FormatError(.malformed, "\(what) \(result) is larger than the block", offset: block.errorOffset(start))
-            }
-            return result
+            return BlockEntry(key: newKey, value: Array(cursor.value))
         }
     }
 
@@ -166,12 +111,13 @@ public struct SegmentBlockReader: Sendable {
     /// order), or nil if there is none in this block. Binary search over the restart points'
     /// full keys, then a linear scan of at most one restart interval.
     public func seek(_ target: [UInt8]) throws(FormatError) -> Cursor {
+        let view = block.view
         // Largest restart whose key is < target; restart 0 if none is.
         var low = 0
-        var high = restarts.count - 1
+        var high = view.restartCount - 1
         while low < high {
             let mid = (low + high + 1) / 2
-            var probe = Cursor(block: self, position: restarts[mid], restartIndex: mid)
+            var probe = Cursor(block: self, position: view.restart(mid), restartIndex: mid)
             guard let entry = try probe.next() else { break }
             if SegmentFormat.compareInternalKeys(entry.key, target) < 0 {
                 low = mid
@@ -179,7 +125,7 @@ public struct SegmentBlockReader: Sendable {
                 high = mid - 1
             }
         }
-        var cursor = Cursor(block: self, position: restarts[low], restartIndex: low)
+        var cursor = Cursor(block: self, position: view.restart(low), restartIndex: low)
         while true {
             let saved = cursor
             guard let entry = try cursor.next() else { return cursor }

@@ -71,20 +71,15 @@ public enum SegmentFormat {
     /// Orders internal keys: user key ascending (bytewise), then trailer descending, so the
     /// newest version of a key comes first. Both keys must be at least 8 bytes.
     public static func compareInternalKeys(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        let aUser = a.count - internalKeyTrailerSize
-        let bUser = b.count - internalKeyTrailerSize
-        let common = min(aUser, bUser)
-        var i = 0
-        while i < common {
-            let x = a[i]
-            let y = b[i]
-            if x != y { return x < y ? -1 : 1 }
-            i += 1
+        a.withUnsafeBytes { a in
+            b.withUnsafeBytes { b in
+                let aUser = UnsafeRawBufferPointer(rebasing: a.dropLast(internalKeyTrailerSize))
+                let bUser = UnsafeRawBufferPointer(rebasing: b.dropLast(internalKeyTrailerSize))
+                let aTrailer = a.loadUnaligned(fromByteOffset: a.count - internalKeyTrailerSize, as: UInt64.self).littleEndian
+                let bTrailer = b.loadUnaligned(fromByteOffset: b.count - internalKeyTrailerSize, as: UInt64.self).littleEndian
+                return compareInternal(aUser, aTrailer, bUser, bTrailer)
+            }
         }
-        if aUser != bUser { return aUser < bUser ? -1 : 1 }
-        let at = loadTrailer(a)
-        let bt = loadTrailer(b)
-        return at == bt ? 0 : (at > bt ? -1 : 1)
     }
 
     static func loadTrailer(_ key: [UInt8]) -> UInt64 {

@@ -124,8 +124,9 @@ public struct SegmentReader: Sendable {
         return out
     }
 
-    /// Forward iteration over entries, reading one data block at a time.
-    public struct Cursor: Sendable {
+    /// Forward iteration over entries, reading one data block at a time. Not `Sendable`: it
+    /// decodes into a buffer of its own.
+    public struct Cursor {
         let segment: SegmentReader
         /// The next block to open once `block` is exhausted.
         var blockIndex: Int
@@ -155,7 +156,7 @@ public struct SegmentReader: Sendable {
 
 /// `withUnsafeBytes` for a body that throws `FormatError`: the standard library's version
 /// rethrows untyped errors, which would lose the type.
-func withBorrowedBytes<R>(_ bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R) throws(FormatError) -> R {
+package func withBorrowedBytes<R>(_ bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R) throws(FormatError) -> R {
     let result = bytes.withUnsafeBytes { raw in Result { () throws(FormatError) -> R in try body(raw) } }
     return try result.get()
 }

@@ -11,7 +11,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case corruption, io, diskFull, closed, locked, suspended, readOnly, conflict,
-                 invalidArgument, formatVersion, notAStore
+                invalidArgument, formatVersion, notAStore
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -81,7 +81,10 @@ extension StoreError {
     /// Wraps a file-system failure, naming what the store was doing.
     init(_ error: IOError, while doing: String) {
         if error.code == .noSpace {
-            self.init(.diskFull, "the disk is full while \(doing): \(error.message). Nothing of the failed operation was committed; free space, then close and reopen the store", file: error.path, underlying: error)
+            self.init(
+                .diskFull,
+                "the disk is full while \(doing): \(error.message). Nothing of the failed operation was committed; free space, then close and reopen the store",
+                file: error.path, underlying: error)
         } else {
             self.init(.io, "I/O failure while \(doing): \(error.message)", file: error.path, underlying: error)
         }
@@ -93,15 +96,21 @@ extension StoreError {
     /// the store wrote itself (a WAL segment, manifest or segment file whose first bytes
     /// decayed), so that damage anywhere reads as damage.
     init(_ error: FormatError, file: String?, baseOffset: Int64 = 0, isIdentityFile: Bool = false) {
+        let file = file ?? error.file
         switch error.kind {
         case .unsupportedVersion:
             self.init(.formatVersion, "\(error.message); open it with a newer version of Strata", file: file, offset: baseOffset + Int64(error.offset))
         case .badMagic where isIdentityFile:
             self.init(.notAStore, "\(file ?? "the file") is not a Strata file: \(error.message)", file: file, offset: baseOffset + Int64(error.offset))
         case .badMagic:
-            self.init(.corruption, "\(error.message): the store's own file is damaged (or was replaced by another file); run strata-fsck on the store, or restore it from a backup", file: file, offset: baseOffset + Int64(error.offset))
+            self.init(
+                .corruption,
+                "\(error.message): the store's own file is damaged (or was replaced by another file); run strata-fsck on the store, or restore it from a backup",
+                file: file, offset: baseOffset + Int64(error.offset))
         default:
-            self.init(.corruption, "\(error.message). The file is damaged; run strata-fsck on the store, or restore it from a backup", file: file, offset: baseOffset + Int64(error.offset))
+            self.init(
+                .corruption, "\(error.message). The file is damaged; run strata-fsck on the store, or restore it from a backup", file: file,
+                offset: baseOffset + Int64(error.offset))
         }
     }
 
@@ -111,6 +120,7 @@ extension StoreError {
         switch error {
         case let error as StoreError: return error
         case let error as IOError: return StoreError(error, while: doing)
+        case let error as FormatError: return StoreError(error, file: error.file)
         default: return StoreError(.io, "failure while \(doing): \(error)")
         }
     }
@@ -126,7 +136,7 @@ extension StoreError {
 func mapEngineError(_ error: any Error, while doing: String) -> any Error {
     switch error {
     case let error as IOError: return StoreError(error, while: doing)
-    case let error as FormatError: return StoreError(error, file: nil)
+    case let error as FormatError: return StoreError(error, file: error.file)
     default: return error
     }
 }

@@ -1,4 +1,10 @@
+import StrataFormat
 import Synchronization
+
+extension DataBlock {
+    /// Bytes this block costs the cache.
+    var cost: Int { contents.count + 64 }
+}
 
 /// Decoded data blocks shared by every reader, within a byte budget.
 ///
@@ -78,12 +84,12 @@ final class BlockCache: Sendable {
     /// only. Under the shard's lock, after every insert.
     private static func checkInvariants(_ shard: Shard, budget: Int) {
         #if STRATA_INTERNAL_CHECKS
-        precondition(shard.bytes <= budget, "BlockCache invariant 1: shard over budget")
-        precondition(shard.bytes == shard.slots.reduce(0) { $0 + $1.block.cost }, "BlockCache invariant 1: byte count drifted")
-        precondition(shard.positions.count == shard.slots.count, "BlockCache: positions and slots disagree")
-        for (key, index) in shard.positions {
-            precondition(shard.slots[index].key == key, "BlockCache: a position points at another block")
-        }
+            precondition(shard.bytes <= budget, "BlockCache invariant 1: shard over budget")
+            precondition(shard.bytes == shard.slots.reduce(0) { $0 + $1.block.cost }, "BlockCache invariant 1: byte count drifted")
+            precondition(shard.positions.count == shard.slots.count, "BlockCache: positions and slots disagree")
+            for (key, index) in shard.positions {
+                precondition(shard.slots[index].key == key, "BlockCache: a position points at another block")
+            }
         #endif
     }
 

@@ -76,7 +76,10 @@ public struct Scan: Sequence {
     public var count: Int {
         var n = 0
         do {
-            try forEachBorrowed { _, _ in n += 1; return true }
+            try forEachBorrowed { _, _ in
+                n += 1
+                return true
+            }
         } catch {
             errors.record(error)
         }
@@ -94,8 +97,14 @@ public struct Scan: Sequence {
             return
         }
         let merge = makeMerge()
-        while try merge.next() {
-            if try !body(merge.key, merge.value) { return }
+        while true {
+            let more: Bool
+            do {
+                more = try merge.next()
+            } catch {
+                throw StoreError.wrapping(error, while: "reading a scan")
+            }
+            guard more, try body(merge.key, merge.value) else { return }
         }
     }
 }

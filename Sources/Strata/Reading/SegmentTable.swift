@@ -1,7 +1,7 @@
 import CStrata
-import Synchronization
 import StrataFormat
 import StrataIO
+import Synchronization
 
 /// An open, immutable segment file (layout: docs/format/segment.md). The tail (footer,
 /// filter, index) is read once when it opens; data blocks are read on demand through the
@@ -47,8 +47,10 @@ final class SegmentTable: @unchecked Sendable {
     var number: UInt64 { meta.fileNumber }
     var blockCount: Int { tail.index.count }
 
-    private init(meta: SegmentMeta, name: String, path: String, tail: SegmentTail, handle: any FileHandle,
-                 cache: BlockCache, fileSystem: any FileSystem, mapping: MappedFile?) {
+    private init(
+        meta: SegmentMeta, name: String, path: String, tail: SegmentTail, handle: any FileHandle,
+        cache: BlockCache, fileSystem: any FileSystem, mapping: MappedFile?
+    ) {
         self.mapping = mapping
         var packed = [UInt8]()
         packed.reserveCapacity(tail.index.reduce(0) { $0 + $1.separator.count })
@@ -92,7 +94,8 @@ final class SegmentTable: @unchecked Sendable {
         let handle: any FileHandle
         do {
             guard try fileSystem.kind(of: path) == .file else {
-                throw StoreError(.corruption, "the manifest lists segment file \(name), which is missing; run strata-fsck, or restore the store from a backup", file: path)
+                throw StoreError(
+                    .corruption, "the manifest lists segment file \(name), which is missing; run strata-fsck, or restore the store from a backup", file: path)
             }
             handle = try fileSystem.openFile(path, create: false)
         } catch let error as IOError {
@@ -110,7 +113,7 @@ final class SegmentTable: @unchecked Sendable {
             let footerOffset = size - Int64(SegmentFormat.footerSize)
             let footer: SegmentFormat.Footer
             do {
-                footer = try withBorrowed(footerBytes) { raw throws(FormatError) in try SegmentFormat.Footer.decode(raw) }
+                footer = try withBorrowedBytes(footerBytes) { raw throws(FormatError) in try SegmentFormat.Footer.decode(raw) }
             } catch {
                 throw StoreError(error, file: path, baseOffset: footerOffset)
             }
@@ -121,20 +124,23 @@ final class SegmentTable: @unchecked Sendable {
             let tailBytes = try handle.read(at: Int64(start), count: Int(size) - start)
             let tail: SegmentTail
             do {
-                tail = try withBorrowed(tailBytes) { raw throws(FormatError) in try SegmentTail(decoding: raw, tailOffset: start) }
+                tail = try withBorrowedBytes(tailBytes) { raw throws(FormatError) in try SegmentTail(decoding: raw, tailOffset: start) }
             } catch {
                 throw StoreError(error, file: path)
             }
             guard tail.footer.entryCount == meta.entryCount, tail.footer.largestSequence == meta.largestSequence,
-                  tail.footer.smallestSequence == meta.smallestSequence else {
-                throw StoreError(.corruption, "segment file \(name) does not hold what the manifest says (entries or sequences differ); run strata-fsck", file: path)
+                tail.footer.smallestSequence == meta.smallestSequence
+            else {
+                throw StoreError(
+                    .corruption, "segment file \(name) does not hold what the manifest says (entries or sequences differ); run strata-fsck", file: path)
             }
             let mapping = try handle.mapReadOnly()
             if let mapping, mapping.bytes.count != Int(size) {
                 throw StoreError(.corruption, "segment file \(name) changed size while being opened", file: path)
             }
-            return SegmentTable(meta: meta, name: name, path: path, tail: tail, handle: handle, cache: cache,
-                                fileSystem: fileSystem, mapping: mapping)
+            return SegmentTable(
+                meta: meta, name: name, path: path, tail: tail, handle: handle, cache: cache,
+                fileSystem: fileSystem, mapping: mapping)
         } catch {
             try? handle.close()
             throw StoreError.wrapping(error, while: "opening segment file \(name)")
@@ -162,7 +168,8 @@ final class SegmentTable: @unchecked Sendable {
     func block(_ i: Int) throws -> BlockView {
         let blockHandle = tail.index[i].handle
         if let mapping {
-            let start = Int(blockHandle.offset), size = Int(blockHandle.size)
+            let start = Int(blockHandle.offset)
+            let size = Int(blockHandle.size)
             let stored = UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<(start + size + SegmentFormat.blockTrailerSize)])
             if stored[size] == SegmentFormat.Compression.none.rawValue {
                 if !checked[i].load(ordering: .acquiring) {
@@ -171,10 +178,14 @@ final class SegmentTable: @unchecked Sendable {
                     } catch {
                         throw StoreError(error, file: path, baseOffset: Int64(start))
                     }
-                    try DataBlock.checkRestarts(UnsafeRawBufferPointer(rebasing: stored[0..<size]), fileOffset: start, fileName: path)
+                    do {
+                        _ = try BlockView.checkRestarts(UnsafeRawBufferPointer(rebasing: stored[0..<size]), fileOffset: start, fileName: path)
+                    } catch {
+                        throw StoreError(error, file: path)
+                    }
                     checked[i].store(true, ordering: .releasing)
                 }
-                return BlockView(mapped: UnsafeRawBufferPointer(rebasing: stored[0..<size]), mapping: mapping, fileOffset: start, fileName: path)
+                return BlockView(checked: UnsafeRawBufferPointer(rebasing: stored[0..<size]), mapping: mapping, fileOffset: start, fileName: path)
             }
         }
         let key = BlockCache.Key(file: meta.fileNumber, offset: blockHandle.offset)
@@ -200,7 +211,11 @@ final class SegmentTable: @unchecked Sendable {
             throw StoreError(error, while: "reading segment file \(name)")
         }
         let contents = try stored.withUnsafeBytes { try decode($0, blockHandle) }
-        return try DataBlock(contents: contents, fileOffset: Int(blockHandle.offset), fileName: path)
+        do {
+            return try DataBlock(contents: contents, fileOffset: Int(blockHandle.offset), fileName: path)
+        } catch {
+            throw StoreError(error, file: path)
+        }
     }
 
     /// Checks a stored block's checksum and inflates it if compressed.
@@ -228,18 +243,27 @@ final class SegmentTable: @unchecked Sendable {
     /// `blockCount` if none does.
     func blockIndex(atOrAfter userKey: UnsafeRawBufferPointer, sequence: UInt64) -> Int {
         // Separators 0..<fences.count have words; the last one (index fences.count) has none.
-        var low = 0, high = fences.count
+        var low = 0
+        var high = fences.count
         if userKey.count >= commonPrefix.count,
-           commonPrefix.withUnsafeBytes({ compareKeys($0, UnsafeRawBufferPointer(rebasing: userKey[0..<commonPrefix.count])) == 0 }) {
+            commonPrefix.withUnsafeBytes({ compareKeys($0, UnsafeRawBufferPointer(rebasing: userKey[0..<commonPrefix.count])) == 0 })
+        {
             // Narrow to the separators whose word equals the key's: before them every
             // separator is smaller, after them every one is larger.
             let word = SegmentTable.fence(userKey, after: commonPrefix.count)
             fences.withUnsafeBufferPointer { fences in
-                var a = 0, b = fences.count
-                while a < b { let m = (a + b) / 2; if fences[m] < word { a = m + 1 } else { b = m } }
+                var a = 0
+                var b = fences.count
+                while a < b {
+                    let m = (a + b) / 2
+                    if fences[m] < word { a = m + 1 } else { b = m }
+                }
                 low = a
                 b = fences.count
-                while a < b { let m = (a + b) / 2; if fences[m] <= word { a = m + 1 } else { b = m } }
+                while a < b {
+                    let m = (a + b) / 2
+                    if fences[m] <= word { a = m + 1 } else { b = m }
+                }
                 high = a
             }
         }
@@ -253,10 +277,12 @@ final class SegmentTable: @unchecked Sendable {
         let target = min(sequence, SegmentFormat.maxSequence) << 8 | 0xFF
         return separatorBytes.withUnsafeBytes { packed in
             separatorStarts.withUnsafeBufferPointer { starts in
-                var low = low, high = high
+                var low = low
+                var high = high
                 while low < high {
                     let mid = (low + high) / 2
-                    let start = Int(starts[mid]), end = Int(starts[mid + 1])
+                    let start = Int(starts[mid])
+                    let end = Int(starts[mid + 1])
                     let user = UnsafeRawBufferPointer(rebasing: packed[start..<(end - 8)])
                     let trailer = packed.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self).littleEndian
                     if compareInternal(user, trailer, userKey, target) < 0 { low = mid + 1 } else { high = mid }
@@ -296,7 +322,8 @@ final class SegmentTable: @unchecked Sendable {
         let i = blockIndex(atOrAfter: key, sequence: sequence)
         if i < blockCount, let base = mapping?.bytes.baseAddress {
             let blockHandle = tail.index[i].handle
-            let start = Int(blockHandle.offset), end = start + Int(blockHandle.size) + SegmentFormat.blockTrailerSize
+            let start = Int(blockHandle.offset)
+            let end = start + Int(blockHandle.size) + SegmentFormat.blockTrailerSize
             strata_prefetch(base + start, 1)
             strata_prefetch(base + max(start, end - 64), min(64, end - start))
         }
@@ -310,10 +337,4 @@ final class SegmentTable: @unchecked Sendable {
 
     var smallestKey: [UInt8] { meta.smallestKey }
     var largestKey: [UInt8] { meta.largestKey }
-}
-
-/// `withUnsafeBytes` for a body that throws `FormatError`, keeping the error's type.
-func withBorrowed<R>(_ bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R) throws(FormatError) -> R {
-    let result = bytes.withUnsafeBytes { raw in Result { () throws(FormatError) -> R in try body(raw) } }
-    return try result.get()
 }

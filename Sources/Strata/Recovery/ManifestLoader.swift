@@ -37,7 +37,7 @@ struct ManifestLoader {
         }
         let header: ManifestFormat.Header
         do {
-            header = try withBorrowed(bytes) { raw throws(FormatError) in try ManifestFormat.Header.decode(raw) }
+            header = try withBorrowedBytes(bytes) { raw throws(FormatError) in try ManifestFormat.Header.decode(raw) }
         } catch {
             throw StoreError(error, file: path)
         }
@@ -48,7 +48,7 @@ struct ManifestLoader {
         let outcome = try ManifestRecordReader.read(bytes) { payload, offset in
             let edit: VersionEdit
             do throws(FormatError) {
-                edit = try withBorrowed(payload) { raw throws(FormatError) in try VersionEdit.decode(raw, baseOffset: offset) }
+                edit = try withBorrowedBytes(payload) { raw throws(FormatError) in try VersionEdit.decode(raw, baseOffset: offset) }
             } catch {
                 throw StoreError(error, file: path)
             }

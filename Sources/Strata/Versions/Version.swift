@@ -21,11 +21,11 @@ final class Version: Sendable {
         self.sealed = sealed
         self.levels = levels
         #if STRATA_INTERNAL_CHECKS
-        for level in levels.dropFirst() {
-            for (a, b) in zip(level, level.dropFirst()) {
-                assert(a.meta.largestKey.lexicographicallyPrecedes(b.meta.smallestKey), "Version invariant 2: files of a level overlap")
+            for level in levels.dropFirst() {
+                for (a, b) in zip(level, level.dropFirst()) {
+                    assert(a.meta.largestKey.lexicographicallyPrecedes(b.meta.smallestKey), "Version invariant 2: files of a level overlap")
+                }
             }
-        }
         #endif
     }
 
@@ -56,7 +56,12 @@ final class Version: Sendable {
         case .deleted: return nil
         case .absent: break
         }
-        return try key.withUnsafeBytes { raw in try getFromFiles(raw, at: sequence) }
+        do {
+            return try key.withUnsafeBytes { raw in try getFromFiles(raw, at: sequence) }
+        } catch let error as FormatError {
+            // A damaged block, met by the block cursor (StrataFormat).
+            throw StoreError(error, file: error.file)
+        }
     }
 
     /// The lookup's second half: level 0 newest first, then one file per deeper level.
@@ -94,8 +99,10 @@ final class Version: Sendable {
                 guard let table = candidates[index] else { continue }
                 // Most data lives in the deepest level: a read that reaches it usually finds
                 // its key there, so its filter is skipped (a miss then costs one block read).
-                switch try table.get(key, hash: index == deepest ? nil : hash, at: sequence, keyBuffer: buffer,
-                                     block: index == deepest ? deepestBlock : nil) {
+                switch try table.get(
+                    key, hash: index == deepest ? nil : hash, at: sequence, keyBuffer: buffer,
+                    block: index == deepest ? deepestBlock : nil)
+                {
                 case .value(let value): return value
                 case .deleted: return nil
                 case .absent: continue
@@ -114,7 +121,8 @@ final class Version: Sendable {
 
     /// The index of the first file whose largest key is >= `key`.
     static func firstFile(in level: [SegmentTable], endingAtOrAfter key: UnsafeRawBufferPointer) -> Int {
-        var low = 0, high = level.count
+        var low = 0
+        var high = level.count
         while low < high {
             let mid = (low + high) / 2
             if level[mid].largestKey.withUnsafeBytes({ compareKeys($0, key) < 0 }) { low = mid + 1 } else { high = mid }

@@ -54,7 +54,9 @@ import Testing
         bytes[1] = 0xFF  // the first entry's unshared length, far past the block
         let damaged = try DataBlock(contents: bytes, fileOffset: 4096, fileName: "seg")
         var cursor = BlockCursor(block: damaged.view, keyBuffer: KeyBuffer())
-        let error = #expect(throws: StoreError.self) { while try cursor.next() {} }
-        #expect(error?.code == .corruption)
+        let error = #expect(throws: FormatError.self) { while try cursor.next() {} }
+        #expect(error?.file == "seg")
+        #expect(error?.offset == 4096)
+        #expect(error.map { StoreError.wrapping($0, while: "reading").code } == .corruption)
     }
 }

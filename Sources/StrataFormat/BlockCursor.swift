@@ -1,0 +1,328 @@
+import CStrata
+
+// The one decoder of a segment's data blocks (docs/format/segment.md, "Blocks"; the layout
+// is built by SegmentBlockBuilder.swift). The engine reads through `BlockCursor` directly; the
+// verifier's strict reader (SegmentBlockReader.swift) adds its checks on top of the same
+// cursor. Package access: the engine needs these, users do not.
+
+/// A data block's bytes in memory this object owns: what the engine's block cache holds,
+/// what compaction reads, and what the verifier checks. The bytes never change, so a cursor
+/// may hand out pointers into them for as long as it holds the block.
+package final class DataBlock: @unchecked Sendable {
+    // @unchecked Sendable: the bytes are written once, in init, and only read after.
+    package let contents: UnsafeRawBufferPointer
+    private let owned: UnsafeMutableRawBufferPointer
+    package let entriesEnd: Int
+    package let restartCount: Int
+    /// File offset of the block, for errors.
+    package let fileOffset: Int
+    /// The file's path or name, for errors.
+    package let fileName: String
+
+    /// Copies `contents`, checking the restart array first (entries are checked as cursors
+    /// decode them). `positionsAreFileOffsets`: the block is stored uncompressed at
+    /// `fileOffset`, so errors can name the exact byte.
+    package init(contents: [UInt8], fileOffset: Int, fileName: String, positionsAreFileOffsets: Bool = false) throws(FormatError) {
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(contents.count, 1), alignment: 8)
+        contents.withUnsafeBytes { storage.copyMemory(from: $0) }
+        let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(storage)[0..<contents.count])
+        let count: Int
+        do {
+            count = try BlockView.checkRestarts(bytes, fileOffset: fileOffset, fileName: fileName, positionsAreFileOffsets: positionsAreFileOffsets)
+        } catch {
+            storage.deallocate()
+            throw error
+        }
+        owned = storage
+        self.contents = bytes
+        restartCount = count
+        entriesEnd = contents.count - 4 - 4 * count
+        self.fileOffset = fileOffset
+        self.fileName = fileName
+    }
+
+    deinit {
+        owned.deallocate()
+    }
+
+    /// The block as cursors read it; the view keeps this object alive.
+    package var view: BlockView {
+        BlockView(contents: contents, entriesEnd: entriesEnd, restartCount: restartCount, fileOffset: fileOffset, fileName: fileName, owner: self)
+    }
+}
+
+/// A data block as a cursor reads it: bytes borrowed from a mapped segment file or from a
+/// `DataBlock`, with `owner` keeping them alive. A value, so reading a mapped block
+/// allocates nothing.
+package struct BlockView {
+    package let contents: UnsafeRawBufferPointer
+    /// Where the entries end and the restart array begins.
+    package let entriesEnd: Int
+    package let restartCount: Int
+    /// File offset of the block, for errors.
+    package let fileOffset: Int
+    package let fileName: String
+    package let owner: AnyObject
+
+    package init(contents: UnsafeRawBufferPointer, entriesEnd: Int, restartCount: Int, fileOffset: Int, fileName: String, owner: AnyObject) {
+        self.contents = contents
+        self.entriesEnd = entriesEnd
+        self.restartCount = restartCount
+        self.fileOffset = fileOffset
+        self.fileName = fileName
+        self.owner = owner
+    }
+
+    /// Borrows the bytes of a mapped file after checking their restart array; `mapping`
+    /// keeps them alive.
+    package init(checking bytes: UnsafeRawBufferPointer, mapping: AnyObject, fileOffset: Int, fileName: String) throws(FormatError) {
+        let count = try BlockView.checkRestarts(bytes, fileOffset: fileOffset, fileName: fileName)
+        self.init(contents: bytes, entriesEnd: bytes.count - 4 - 4 * count, restartCount: count, fileOffset: fileOffset, fileName: fileName, owner: mapping)
+    }
+
+    /// Borrows the bytes of a mapped file whose restart array was checked before; `mapping`
+    /// keeps them alive.
+    package init(checked bytes: UnsafeRawBufferPointer, mapping: AnyObject, fileOffset: Int, fileName: String) {
+        let count = Int(bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self).littleEndian)
+        self.init(contents: bytes, entriesEnd: bytes.count - 4 - 4 * count, restartCount: count, fileOffset: fileOffset, fileName: fileName, owner: mapping)
+    }
+
+    /// Checks a block's restart array: a count of at least 1 that fits, offsets strictly
+    /// increasing from 0 and inside the entries. Returns the count. Cheap enough to run on
+    /// the first read of every mapped block.
+    package static func checkRestarts(
+        _ contents: UnsafeRawBufferPointer, fileOffset: Int, fileName: String, positionsAreFileOffsets: Bool = false
+    ) throws(FormatError) -> Int {
+        let at = { (position: Int) in positionsAreFileOffsets ? fileOffset + position : fileOffset }
+        guard contents.count >= 8 else {
+            throw FormatError(.truncated, "block of \(contents.count) bytes is too short for its restart array", offset: at(0), file: fileName)
+        }
+        let count = Int(contents.loadUnaligned(fromByteOffset: contents.count - 4, as: UInt32.self).littleEndian)
+        guard count >= 1, count <= (contents.count - 4) / 4 else {
+            throw FormatError(.malformed, "block restart count \(count) does not fit the block", offset: at(contents.count - 4), file: fileName)
+        }
+        let end = contents.count - 4 - 4 * count
+        var previous = -1
+        for i in 0..<count {
+            let offset = Int(contents.loadUnaligned(fromByteOffset: end + 4 * i, as: UInt32.self).littleEndian)
+            guard i == 0 ? offset == 0 : (offset > previous && offset < end) else {
+                throw FormatError(
+                    .malformed, "block restart \(i) at \(offset) is out of order or past the entries", offset: at(end + 4 * i), file: fileName)
+            }
+            previous = offset
+        }
+        return count
+    }
+
+    /// The entry offset of restart point `i`.
+    @inlinable @inline(__always)
+    package func restart(_ i: Int) -> Int {
+        Int(contents.loadUnaligned(fromByteOffset: entriesEnd + 4 * i, as: UInt32.self).littleEndian)
+    }
+
+    /// A damaged block, reported at the block's file offset (entries of a compressed block
+    /// have no file offset of their own).
+    @usableFromInline
+    package func corruption(_ message: String, _ kind: FormatError.Kind = .malformed) -> FormatError {
+        FormatError(kind, "segment data block is damaged (\(message))", offset: fileOffset, file: fileName)
+    }
+}
+
+/// Walks the entries of a data block forward, decoding keys into a buffer it reuses, so a
+/// step allocates nothing. `key` and `value` point into memory the cursor owns or the block
+/// holds: valid until the next step.
+package struct BlockCursor {
+    package let block: BlockView
+    // Settable at package level only so that the inlinable steps below can write them.
+    /// Where the next entry starts.
+    package var position = 0
+    /// Where the current entry starts, and how many key bytes it shares with the one before.
+    package var entryStart = 0
+    package var shared = 0
+    /// The current internal key (user key + 8-byte trailer).
+    package let keyBuffer: KeyBuffer
+    package var valueStart = 0
+    package var valueCount = 0
+
+    package init(block: BlockView, keyBuffer: KeyBuffer) {
+        self.block = block
+        self.keyBuffer = keyBuffer
+        keyBuffer.count = 0
+    }
+
+    @inlinable package var internalKey: UnsafeRawBufferPointer { keyBuffer.bytes }
+    @inlinable package var userKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: keyBuffer.bytes.dropLast(8)) }
+    @inlinable package var trailer: UInt64 {
+        keyBuffer.bytes.loadUnaligned(fromByteOffset: keyBuffer.count - 8, as: UInt64.self).littleEndian
+    }
+    @inlinable package var sequence: UInt64 { trailer >> 8 }
+    @inlinable package var isTombstone: Bool { trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue) }
+    @inlinable package var value: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: block.contents.baseAddress! + valueStart, count: valueCount)
+    }
+
+    /// Decodes the next entry (the first, on a new cursor) and makes it current; false at
+    /// the end of the block.
+    @inlinable
+    package mutating func next() throws(FormatError) -> Bool {
+        guard position < block.entriesEnd else { return false }
+        let bytes = block.contents
+        let end = block.entriesEnd
+        var p = position
+        let shared = try varint(bytes, &p, end)
+        let unshared = try varint(bytes, &p, end)
+        let valueLength = try varint(bytes, &p, end)
+        guard shared <= keyBuffer.count, unshared <= end - p, valueLength <= end - p - unshared else {
+            throw block.corruption("an entry runs past the end of the block", .truncated)
+        }
+        keyBuffer.replace(keeping: shared, with: UnsafeRawBufferPointer(start: bytes.baseAddress! + p, count: unshared))
+        guard keyBuffer.count >= 8 else { throw block.corruption("a key is shorter than its 8-byte trailer") }
+        entryStart = position
+        self.shared = shared
+        p += unshared
+        valueStart = p
+        valueCount = valueLength
+        position = p + valueLength
+        return true
+    }
+
+    /// Moves to the first entry at or after the internal key (`userKey`, `sequence`): the
+    /// newest version of `userKey` at or below `sequence`, or a later key. False, with no
+    /// current entry, if every entry is before it.
+    @inlinable
+    package mutating func seek(userKey: UnsafeRawBufferPointer, sequence: UInt64) throws(FormatError) -> Bool {
+        let target = SegmentFormat.trailer(sequence: min(sequence, SegmentFormat.maxSequence), kind: .value) | 0xFF
+        let base = block.contents.baseAddress!
+        // On a store larger than the CPU caches every line below is a miss. Start the first
+        // line of each restart together, so the binary search waits for memory once (a
+        // block of the default size has about three restarts).
+        if block.restartCount <= 8 {
+            for i in 1..<block.restartCount { strata_prefetch(base + block.restart(i), 32) }
+        }
+        // Largest restart whose key is before the target; restart 0 if none is.
+        var low = 0
+        var high = block.restartCount - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            reset(to: block.restart(mid))
+            guard try next() else { break }
+            if compareInternal(self.userKey, trailer, userKey, target) < 0 { low = mid } else { high = mid - 1 }
+        }
+        // Then the lines of the interval to walk: together, rather than one per entry.
+        let start = block.restart(low)
+        let end = low + 1 < block.restartCount ? block.restart(low + 1) : block.entriesEnd
+        strata_prefetch(base + start, end - start)
+        reset(to: start)
+        while try next() {
+            if compareInternal(self.userKey, trailer, userKey, target) >= 0 { return true }
+        }
+        return false
+    }
+
+    /// Positions the cursor at `restart`, an entry start holding a whole key.
+    @inlinable
+    package mutating func reset(to restart: Int) {
+        position = restart
+        keyBuffer.count = 0
+    }
+
+    @inlinable
+    func varint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end: Int) throws(FormatError) -> Int {
+        guard let value = readBlockVarint(bytes, &p, end) else { throw block.corruption("a length field is damaged or runs past the entries") }
+        return value
+    }
+}
+
+/// Decodes a varint of at most 4 bytes (no length in a block exceeds the block) ending before
+/// `end`; nil when it runs past `end` or is longer.
+@inlinable @inline(__always)
+package func readBlockVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end: Int) -> Int? {
+    guard case .value(let value) = decodeVarint(bytes, &p, end, maxBytes: 4) else { return nil }
+    return Int(value)
+}
+
+/// What decoding one varint found.
+@usableFromInline
+package enum VarintResult {
+    case value(UInt64)
+    /// The bytes end before the varint does.
+    case truncated
+    /// More than `maxBytes` bytes.
+    case tooLong
+    /// Ten bytes whose value does not fit in 64 bits.
+    case overflow
+}
+
+/// The one varint decoder (unsigned LEB128: 7 bits a byte, low bits first, the high bit set
+/// on every byte but the last), reading `bytes[p..<end]` and moving `p` past what it read.
+@inlinable @inline(__always)
+package func decodeVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end: Int, maxBytes: Int) -> VarintResult {
+    var result: UInt64 = 0
+    var shift: UInt64 = 0
+    var count = 0
+    while true {
+        guard count < maxBytes else { return .tooLong }
+        guard p < end else { return .truncated }
+        let byte = bytes[p]
+        p += 1
+        count += 1
+        if shift == 63 && byte > 1 { return .overflow }
+        result |= UInt64(byte & 0x7F) << shift
+        if byte & 0x80 == 0 { return .value(result) }
+        shift += 7
+    }
+}
+
+/// A growable byte buffer for decoded keys, reused from entry to entry (a class so that
+/// cursors copied by value share it rather than copy it).
+package final class KeyBuffer {
+    // Written for every entry a cursor decodes, by the one thread that owns the cursor:
+    // unchecked, since a checked access costs a thread-local lookup on every entry.
+    @exclusivity(unchecked) package var storage: UnsafeMutableRawPointer
+    @usableFromInline @exclusivity(unchecked) var capacity: Int
+    @exclusivity(unchecked) package var count = 0
+
+    package init(capacity: Int = 64) {
+        self.capacity = capacity
+        storage = .allocate(byteCount: capacity, alignment: 8)
+    }
+
+    deinit {
+        storage.deallocate()
+    }
+
+    @inlinable package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: count) }
+
+    /// Keeps the first `shared` bytes and appends `tail`.
+    @inlinable
+    package func replace(keeping shared: Int, with tail: UnsafeRawBufferPointer) {
+        let needed = shared + tail.count
+        if needed > capacity { grow(to: needed, keeping: shared) }
+        if tail.count > 0 { (storage + shared).copyMemory(from: tail.baseAddress!, byteCount: tail.count) }
+        count = needed
+    }
+
+    @usableFromInline
+    func grow(to needed: Int, keeping shared: Int) {
+        let grown = max(needed, capacity * 2)
+        let fresh = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 8)
+        fresh.copyMemory(from: storage, byteCount: shared)
+        storage.deallocate()
+        storage = fresh
+        capacity = grown
+    }
+
+    package func set(_ bytes: UnsafeRawBufferPointer) {
+        replace(keeping: 0, with: bytes)
+    }
+}
+
+/// Orders internal keys given as user key and trailer: user key ascending, then trailer
+/// descending (newest first). The one internal-key comparator: `SegmentFormat.compareInternalKeys`
+/// splits whole internal keys and calls it.
+@inlinable @inline(__always)
+package func compareInternal(_ aKey: UnsafeRawBufferPointer, _ aTrailer: UInt64, _ bKey: UnsafeRawBufferPointer, _ bTrailer: UInt64) -> Int {
+    let c = compareKeys(aKey, bKey)
+    if c != 0 { return c }
+    return aTrailer == bTrailer ? 0 : (aTrailer > bTrailer ? -1 : 1)
+}
