@@ -3,26 +3,32 @@ import CStrata
 // The one decoder of a segment's data blocks (docs/format/segment.md, "Blocks"; the layout
 // is built by SegmentBlockBuilder.swift). The engine reads through `BlockCursor` directly; the
 // verifier's strict reader (SegmentBlockReader.swift) adds its checks on top of the same
-// cursor. Package access: the engine needs these, users do not.
+// cursor.
+//
+// The engine needs these and users do not, so they are SPI (`@_spi(Engine)`): only a module
+// that says `@_spi(Engine) import StrataFormat` sees them. They are not `package` because a
+// `package` @inlinable function was not inlined into the engine (a separate module) by this
+// toolchain: a full scan then called `next()` for every entry and ran at 7.8 million entries
+// a second instead of 13.4 million (strata-bench readseq, same machine and hour).
 
 /// A data block's bytes in memory this object owns: what the engine's block cache holds,
 /// what compaction reads, and what the verifier checks. The bytes never change, so a cursor
 /// may hand out pointers into them for as long as it holds the block.
-package final class DataBlock: @unchecked Sendable {
+@_spi(Engine) public final class DataBlock: @unchecked Sendable {
     // @unchecked Sendable: the bytes are written once, in init, and only read after.
-    package let contents: UnsafeRawBufferPointer
+    public let contents: UnsafeRawBufferPointer
     private let owned: UnsafeMutableRawBufferPointer
-    package let entriesEnd: Int
-    package let restartCount: Int
+    public let entriesEnd: Int
+    public let restartCount: Int
     /// File offset of the block, for errors.
-    package let fileOffset: Int
+    public let fileOffset: Int
     /// The file's path or name, for errors.
-    package let fileName: String
+    public let fileName: String
 
     /// Copies `contents`, checking the restart array first (entries are checked as cursors
     /// decode them). `positionsAreFileOffsets`: the block is stored uncompressed at
     /// `fileOffset`, so errors can name the exact byte.
-    package init(contents: [UInt8], fileOffset: Int, fileName: String, positionsAreFileOffsets: Bool = false) throws(FormatError) {
+    public init(contents: [UInt8], fileOffset: Int, fileName: String, positionsAreFileOffsets: Bool = false) throws(FormatError) {
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(contents.count, 1), alignment: 8)
         contents.withUnsafeBytes { storage.copyMemory(from: $0) }
         let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(storage)[0..<contents.count])
@@ -46,7 +52,7 @@ package final class DataBlock: @unchecked Sendable {
     }
 
     /// The block as cursors read it; the view keeps this object alive.
-    package var view: BlockView {
+    public var view: BlockView {
         BlockView(contents: contents, entriesEnd: entriesEnd, restartCount: restartCount, fileOffset: fileOffset, fileName: fileName, owner: self)
     }
 }
@@ -54,17 +60,17 @@ package final class DataBlock: @unchecked Sendable {
 /// A data block as a cursor reads it: bytes borrowed from a mapped segment file or from a
 /// `DataBlock`, with `owner` keeping them alive. A value, so reading a mapped block
 /// allocates nothing.
-package struct BlockView {
-    package let contents: UnsafeRawBufferPointer
+@_spi(Engine) public struct BlockView {
+    public let contents: UnsafeRawBufferPointer
     /// Where the entries end and the restart array begins.
-    package let entriesEnd: Int
-    package let restartCount: Int
+    public let entriesEnd: Int
+    public let restartCount: Int
     /// File offset of the block, for errors.
-    package let fileOffset: Int
-    package let fileName: String
-    package let owner: AnyObject
+    public let fileOffset: Int
+    public let fileName: String
+    public let owner: AnyObject
 
-    package init(contents: UnsafeRawBufferPointer, entriesEnd: Int, restartCount: Int, fileOffset: Int, fileName: String, owner: AnyObject) {
+    public init(contents: UnsafeRawBufferPointer, entriesEnd: Int, restartCount: Int, fileOffset: Int, fileName: String, owner: AnyObject) {
         self.contents = contents
         self.entriesEnd = entriesEnd
         self.restartCount = restartCount
@@ -75,14 +81,14 @@ package struct BlockView {
 
     /// Borrows the bytes of a mapped file after checking their restart array; `mapping`
     /// keeps them alive.
-    package init(checking bytes: UnsafeRawBufferPointer, mapping: AnyObject, fileOffset: Int, fileName: String) throws(FormatError) {
+    public init(checking bytes: UnsafeRawBufferPointer, mapping: AnyObject, fileOffset: Int, fileName: String) throws(FormatError) {
         let count = try BlockView.checkRestarts(bytes, fileOffset: fileOffset, fileName: fileName)
         self.init(contents: bytes, entriesEnd: bytes.count - 4 - 4 * count, restartCount: count, fileOffset: fileOffset, fileName: fileName, owner: mapping)
     }
 
     /// Borrows the bytes of a mapped file whose restart array was checked before; `mapping`
     /// keeps them alive.
-    package init(checked bytes: UnsafeRawBufferPointer, mapping: AnyObject, fileOffset: Int, fileName: String) {
+    public init(checked bytes: UnsafeRawBufferPointer, mapping: AnyObject, fileOffset: Int, fileName: String) {
         let count = Int(bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self).littleEndian)
         self.init(contents: bytes, entriesEnd: bytes.count - 4 - 4 * count, restartCount: count, fileOffset: fileOffset, fileName: fileName, owner: mapping)
     }
@@ -90,7 +96,7 @@ package struct BlockView {
     /// Checks a block's restart array: a count of at least 1 that fits, offsets strictly
     /// increasing from 0 and inside the entries. Returns the count. Cheap enough to run on
     /// the first read of every mapped block.
-    package static func checkRestarts(
+    public static func checkRestarts(
         _ contents: UnsafeRawBufferPointer, fileOffset: Int, fileName: String, positionsAreFileOffsets: Bool = false
     ) throws(FormatError) -> Int {
         let at = { (position: Int) in positionsAreFileOffsets ? fileOffset + position : fileOffset }
@@ -116,14 +122,13 @@ package struct BlockView {
 
     /// The entry offset of restart point `i`.
     @inlinable @inline(__always)
-    package func restart(_ i: Int) -> Int {
+    public func restart(_ i: Int) -> Int {
         Int(contents.loadUnaligned(fromByteOffset: entriesEnd + 4 * i, as: UInt32.self).littleEndian)
     }
 
     /// A damaged block, reported at the block's file offset (entries of a compressed block
     /// have no file offset of their own).
-    @usableFromInline
-    package func corruption(_ message: String, _ kind: FormatError.Kind = .malformed) -> FormatError {
+    public func corruption(_ message: String, _ kind: FormatError.Kind = .malformed) -> FormatError {
         FormatError(kind, "segment data block is damaged (\(message))", offset: fileOffset, file: fileName)
     }
 }
@@ -131,40 +136,40 @@ package struct BlockView {
 /// Walks the entries of a data block forward, decoding keys into a buffer it reuses, so a
 /// step allocates nothing. `key` and `value` point into memory the cursor owns or the block
 /// holds: valid until the next step.
-package struct BlockCursor {
-    package let block: BlockView
+@_spi(Engine) public struct BlockCursor {
+    public let block: BlockView
     // Settable at package level only so that the inlinable steps below can write them.
     /// Where the next entry starts.
-    package var position = 0
+    public var position = 0
     /// Where the current entry starts, and how many key bytes it shares with the one before.
-    package var entryStart = 0
-    package var shared = 0
+    public var entryStart = 0
+    public var shared = 0
     /// The current internal key (user key + 8-byte trailer).
-    package let keyBuffer: KeyBuffer
-    package var valueStart = 0
-    package var valueCount = 0
+    public let keyBuffer: KeyBuffer
+    public var valueStart = 0
+    public var valueCount = 0
 
-    package init(block: BlockView, keyBuffer: KeyBuffer) {
+    public init(block: BlockView, keyBuffer: KeyBuffer) {
         self.block = block
         self.keyBuffer = keyBuffer
         keyBuffer.count = 0
     }
 
-    @inlinable package var internalKey: UnsafeRawBufferPointer { keyBuffer.bytes }
-    @inlinable package var userKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: keyBuffer.bytes.dropLast(8)) }
-    @inlinable package var trailer: UInt64 {
+    @inlinable @inline(__always) public var internalKey: UnsafeRawBufferPointer { keyBuffer.bytes }
+    @inlinable @inline(__always) public var userKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: keyBuffer.bytes.dropLast(8)) }
+    @inlinable @inline(__always) public var trailer: UInt64 {
         keyBuffer.bytes.loadUnaligned(fromByteOffset: keyBuffer.count - 8, as: UInt64.self).littleEndian
     }
-    @inlinable package var sequence: UInt64 { trailer >> 8 }
-    @inlinable package var isTombstone: Bool { trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue) }
-    @inlinable package var value: UnsafeRawBufferPointer {
+    @inlinable @inline(__always) public var sequence: UInt64 { trailer >> 8 }
+    @inlinable @inline(__always) public var isTombstone: Bool { trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue) }
+    @inlinable @inline(__always) public var value: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: block.contents.baseAddress! + valueStart, count: valueCount)
     }
 
     /// Decodes the next entry (the first, on a new cursor) and makes it current; false at
     /// the end of the block.
-    @inlinable
-    package mutating func next() throws(FormatError) -> Bool {
+    @inlinable @inline(__always)
+    public mutating func next() throws(FormatError) -> Bool {
         guard position < block.entriesEnd else { return false }
         let bytes = block.contents
         let end = block.entriesEnd
@@ -190,7 +195,7 @@ package struct BlockCursor {
     /// newest version of `userKey` at or below `sequence`, or a later key. False, with no
     /// current entry, if every entry is before it.
     @inlinable
-    package mutating func seek(userKey: UnsafeRawBufferPointer, sequence: UInt64) throws(FormatError) -> Bool {
+    public mutating func seek(userKey: UnsafeRawBufferPointer, sequence: UInt64) throws(FormatError) -> Bool {
         let target = SegmentFormat.trailer(sequence: min(sequence, SegmentFormat.maxSequence), kind: .value) | 0xFF
         let base = block.contents.baseAddress!
         // On a store larger than the CPU caches every line below is a miss. Start the first
@@ -221,12 +226,12 @@ package struct BlockCursor {
 
     /// Positions the cursor at `restart`, an entry start holding a whole key.
     @inlinable
-    package mutating func reset(to restart: Int) {
+    public mutating func reset(to restart: Int) {
         position = restart
         keyBuffer.count = 0
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func varint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end: Int) throws(FormatError) -> Int {
         guard let value = readBlockVarint(bytes, &p, end) else { throw block.corruption("a length field is damaged or runs past the entries") }
         return value
@@ -235,15 +240,14 @@ package struct BlockCursor {
 
 /// Decodes a varint of at most 4 bytes (no length in a block exceeds the block) ending before
 /// `end`; nil when it runs past `end` or is longer.
-@inlinable @inline(__always)
-package func readBlockVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end: Int) -> Int? {
+@_spi(Engine) @inlinable @inline(__always)
+public func readBlockVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end: Int) -> Int? {
     guard case .value(let value) = decodeVarint(bytes, &p, end, maxBytes: 4) else { return nil }
     return Int(value)
 }
 
 /// What decoding one varint found.
-@usableFromInline
-package enum VarintResult {
+@_spi(Engine) public enum VarintResult {
     case value(UInt64)
     /// The bytes end before the varint does.
     case truncated
@@ -255,8 +259,8 @@ package enum VarintResult {
 
 /// The one varint decoder (unsigned LEB128: 7 bits a byte, low bits first, the high bit set
 /// on every byte but the last), reading `bytes[p..<end]` and moving `p` past what it read.
-@inlinable @inline(__always)
-package func decodeVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end: Int, maxBytes: Int) -> VarintResult {
+@_spi(Engine) @inlinable @inline(__always)
+public func decodeVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end: Int, maxBytes: Int) -> VarintResult {
     var result: UInt64 = 0
     var shift: UInt64 = 0
     var count = 0
@@ -275,14 +279,14 @@ package func decodeVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end
 
 /// A growable byte buffer for decoded keys, reused from entry to entry (a class so that
 /// cursors copied by value share it rather than copy it).
-package final class KeyBuffer {
+@_spi(Engine) public final class KeyBuffer {
     // Written for every entry a cursor decodes, by the one thread that owns the cursor:
     // unchecked, since a checked access costs a thread-local lookup on every entry.
-    @exclusivity(unchecked) package var storage: UnsafeMutableRawPointer
+    @exclusivity(unchecked) public var storage: UnsafeMutableRawPointer
     @usableFromInline @exclusivity(unchecked) var capacity: Int
-    @exclusivity(unchecked) package var count = 0
+    @exclusivity(unchecked) public var count = 0
 
-    package init(capacity: Int = 64) {
+    public init(capacity: Int = 64) {
         self.capacity = capacity
         storage = .allocate(byteCount: capacity, alignment: 8)
     }
@@ -291,11 +295,11 @@ package final class KeyBuffer {
         storage.deallocate()
     }
 
-    @inlinable package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: count) }
+    @inlinable @inline(__always) public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: count) }
 
     /// Keeps the first `shared` bytes and appends `tail`.
-    @inlinable
-    package func replace(keeping shared: Int, with tail: UnsafeRawBufferPointer) {
+    @inlinable @inline(__always)
+    public func replace(keeping shared: Int, with tail: UnsafeRawBufferPointer) {
         let needed = shared + tail.count
         if needed > capacity { grow(to: needed, keeping: shared) }
         if tail.count > 0 { (storage + shared).copyMemory(from: tail.baseAddress!, byteCount: tail.count) }
@@ -312,7 +316,7 @@ package final class KeyBuffer {
         capacity = grown
     }
 
-    package func set(_ bytes: UnsafeRawBufferPointer) {
+    public func set(_ bytes: UnsafeRawBufferPointer) {
         replace(keeping: 0, with: bytes)
     }
 }
@@ -320,8 +324,8 @@ package final class KeyBuffer {
 /// Orders internal keys given as user key and trailer: user key ascending, then trailer
 /// descending (newest first). The one internal-key comparator: `SegmentFormat.compareInternalKeys`
 /// splits whole internal keys and calls it.
-@inlinable @inline(__always)
-package func compareInternal(_ aKey: UnsafeRawBufferPointer, _ aTrailer: UInt64, _ bKey: UnsafeRawBufferPointer, _ bTrailer: UInt64) -> Int {
+@_spi(Engine) @inlinable @inline(__always)
+public func compareInternal(_ aKey: UnsafeRawBufferPointer, _ aTrailer: UInt64, _ bKey: UnsafeRawBufferPointer, _ bTrailer: UInt64) -> Int {
     let c = compareKeys(aKey, bKey)
     if c != 0 { return c }
     return aTrailer == bTrailer ? 0 : (aTrailer > bTrailer ? -1 : 1)

@@ -103,12 +103,12 @@ func retryingEINTR(_ call: () -> Int32) -> Int32 {
     }
 }
 
-// @unchecked Sendable because the descriptor is an immutable integer and the kernel makes
-// pread/pwrite/fdatasync on it safe from any thread; `closed` is guarded by a lock.
-final class POSIXFileHandle: FileHandle, @unchecked Sendable {
+// Sendable: the descriptor is an immutable integer, the kernel makes pread/pwrite/fdatasync
+// on it safe from any thread, and `state` (closed or not) is an atomic flag.
+final class POSIXFileHandle: FileHandle, Sendable {
     let path: String
     private let descriptor: Int32
-    private let state = LockedFlag()
+    private let state = OnceFlag()
 
     init(descriptor: Int32, path: String) {
         self.descriptor = descriptor
@@ -218,10 +218,10 @@ final class POSIXFileHandle: FileHandle, @unchecked Sendable {
     }
 }
 
-final class POSIXFileLock: FileLock, @unchecked Sendable {
-    // @unchecked Sendable: the descriptor is immutable and `released` is guarded by a lock.
+final class POSIXFileLock: FileLock, Sendable {
+    // Sendable: the descriptor is immutable and `released` is an atomic flag.
     private let descriptor: Int32
-    private let released = LockedFlag()
+    private let released = OnceFlag()
 
     init(descriptor: Int32) { self.descriptor = descriptor }
 

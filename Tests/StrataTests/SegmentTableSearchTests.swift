@@ -1,6 +1,6 @@
 // The index search of an open segment file: which data block may hold a key.
 
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import StrataIO
 import StrataTestSupport
 import Testing

@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import StrataIO
 
 /// The error every `Store` operation throws for problems of the store itself. Errors thrown

@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 
 /// A write transaction, run on the store's writer queue. It sees every earlier commit and its
 /// own writes; when its closure returns, all of its writes commit together, and if the closure

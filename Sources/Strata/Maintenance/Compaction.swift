@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 
 /// Every entry of a run of segment files whose ranges do not overlap, all versions, in
 /// internal-key order: the input of a compaction.

@@ -1,6 +1,6 @@
 import Dispatch
 import Logging
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import StrataIO
 import Synchronization
 
@@ -51,6 +51,9 @@ final class Maintenance: Sendable {
 
     let flushCount = Atomic<Int>(0)
     let compactionCount = Atomic<Int>(0)
+    /// A flush or compaction pass is queued and has not started (`requestFlush`).
+    private let flushQueued = Atomic<Bool>(false)
+    private let compactionQueued = Atomic<Bool>(false)
 
     init(
         directory: String, options: StoreOptions, versions: VersionSet, cache: BlockCache,
@@ -82,9 +85,31 @@ final class Maintenance: Sendable {
             flushThread.sync { flushDue() }
             compactionThread.sync { compactDue() }
         } else {
-            flushThread.async { self.flushDue() }
+            requestFlush()
             // Also here, for work due without a flush (an open that finds level 0 full).
-            compactionThread.async { self.compactDue() }
+            requestCompaction()
+        }
+    }
+
+    /// Queues a flush pass unless one is queued and not yet started: a pass flushes every
+    /// sealed table, so a second one queued behind it would find nothing. This bounds the
+    /// flush thread's queue to one pass (plus the blocking calls of `compactAll` and
+    /// `shutdown`, one per caller).
+    private func requestFlush() {
+        guard flushQueued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        flushThread.async {
+            self.flushQueued.store(false, ordering: .releasing)
+            self.flushDue()
+        }
+    }
+
+    /// Queues a compaction pass unless one is queued and not yet started; a pass runs every
+    /// compaction that is due when it looks. Bounds the compaction thread's queue the same way.
+    private func requestCompaction() {
+        guard compactionQueued.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        compactionThread.async {
+            self.compactionQueued.store(false, ordering: .releasing)
+            self.compactDue()
         }
     }
 
@@ -165,7 +190,7 @@ final class Maintenance: Sendable {
             // empty. Under a steady writer the queue is never empty for long, and level 0
             // used to grow until writes stopped before any merge began.
             if !options.runsBackgroundWorkInline && !compactionThread.isCurrent {
-                compactionThread.async { self.compactDue() }
+                requestCompaction()
             }
         }
     }

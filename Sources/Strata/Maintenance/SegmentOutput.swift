@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import StrataIO
 
 /// One segment file being built by a flush or a compaction, and what the manifest will say

@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 
 /// One key's newest version visible at a sequence: its value, or nil for a tombstone.
 struct VersionedEntry {

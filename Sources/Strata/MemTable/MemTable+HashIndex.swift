@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import Synchronization
 
 /// A hash index over the memtable for point lookups: key -> the node of its newest version.

@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import Synchronization
 
 /// The in-memory, sorted, multi-version table every commit is applied to: a skiplist of

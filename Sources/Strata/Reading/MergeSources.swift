@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 
 /// One sorted input of a scan: for each user key in range, the newest version visible at the
 /// scan's sequence (tombstones included, so the merge can hide older data), in key order or

@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 
 /// Merges the sources of a scan into one ordered walk of visible entries: for each user key,
 /// the version from the source with the highest sequence wins (Version invariant 1 makes that

@@ -1,5 +1,5 @@
 import CStrata
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import StrataIO
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Logging
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import StrataIO
 
 /// Reads the current manifest when a store opens (format: docs/format/manifest.md): replays

@@ -1,5 +1,5 @@
 import Logging
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import StrataIO
 
 /// Opening a store: take the lock, check or create the identity file, replay the WAL into a

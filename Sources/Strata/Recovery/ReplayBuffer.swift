@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 
 /// The operations recovery found in the log, gathered from every segment and inserted into
 /// the memtable in key order at the end, rather than in log order as they are read.

@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import StrataIO
 
 /// Appends version edits to the current manifest (format: docs/format/manifest.md) and

@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 
 /// The data a reader can see: the active memtable, sealed memtables waiting for their flush,
 /// and the segment files of every level. A Version never changes; a new one replaces it when

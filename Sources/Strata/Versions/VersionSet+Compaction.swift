@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 
 /// Choosing what to compact (docs/decisions/2026-11-21-compaction.md): the version set picks,
 /// because it owns the levels and the compact pointers; maintenance runs what it picked.

@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import StrataIO
 
 /// Frames records into the current WAL segment, writes and syncs them, and rolls to a new

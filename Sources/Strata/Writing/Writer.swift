@@ -1,6 +1,6 @@
 import Dispatch
 import Logging
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import StrataIO
 import Synchronization
 

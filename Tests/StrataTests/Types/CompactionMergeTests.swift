@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Engine) import StrataFormat
 import StrataIO
 import StrataTestSupport
 import Testing

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A flag that goes from false to true once; `set()` tells the one caller that flipped it.
-final class LockedFlag: Sendable {
+final class OnceFlag: Sendable {
     private let value = Atomic<Bool>(false)
 
     var isSet: Bool { value.load(ordering: .acquiring) }
