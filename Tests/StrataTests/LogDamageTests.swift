@@ -37,6 +37,32 @@ private struct DamageFixture {
         return .success(try store.read { tx in Array(try tx.scan(from: [])) })
     }
 
+    /// Flips one bit in a copy of the store, opens it and verifies another copy; records an
+    /// issue, naming `place`, when the open loses or changes acknowledged records without an
+    /// error, fails with another error, or disagrees with the verifier. Returns the report.
+    @discardableResult
+    func check(_ file: String, offset: Int, mask: UInt8, place: String) throws -> VerificationReport {
+        let opened: [Entry]?
+        switch try openDamaged(file, offset: offset, mask: mask) {
+        case .failure(let failure):
+            Issue.record("\(place): \(failure.message)")
+            opened = nil
+        case .success(let entries):
+            opened = entries
+        }
+        if let opened, opened != expected {
+            Issue.record("\(place): the store opened without an error but holds \(opened.count) of \(expected.count) acknowledged records, or changed ones")
+        }
+        let report = try verifyDamaged(file, offset: offset, mask: mask)
+        let verdictIsCorruption = report.findings.contains { $0.severity == .error }
+        if verdictIsCorruption != (opened == nil) {
+            Issue.record(
+                "\(place): strata-fsck says \(verdictIsCorruption ? "corruption" : "no corruption") but the open \(opened == nil ? "failed" : "succeeded"): \(report.findings.map(\.code))"
+            )
+        }
+        return report
+    }
+
     /// The verifier's report on a copy of the store with one bit flipped.
     func verifyDamaged(_ file: String, offset: Int, mask: UInt8) throws -> VerificationReport {
         let image = fs.crashImage(.keepAll)
@@ -171,26 +197,7 @@ private func damageOffsets(count: Int, sample: Int, tail: Int, random: inout See
                 let mask = UInt8(1) << UInt8.random(in: 0..<8, using: &random)
                 let place = "\(name) byte \(offset) mask \(mask) (seed \(seed))"
                 cases += 1
-                let opened: [Entry]?
-                switch try fixture.openDamaged(file, offset: offset, mask: mask) {
-                case .failure(let failure):
-                    Issue.record("\(place): \(failure.message)")
-                    continue
-                case .success(let entries):
-                    opened = entries
-                }
-                if let opened, opened != fixture.expected {
-                    Issue.record(
-                        "\(place): the store opened without an error but holds \(opened.count) of \(fixture.expected.count) acknowledged records, or changed ones"
-                    )
-                }
-                let report = try fixture.verifyDamaged(file, offset: offset, mask: mask)
-                let verdictIsCorruption = report.findings.contains { $0.severity == .error }
-                if verdictIsCorruption != (opened == nil) {
-                    Issue.record(
-                        "\(place): strata-fsck says \(verdictIsCorruption ? "corruption" : "no corruption") but the open \(opened == nil ? "failed" : "succeeded"): \(report.findings.map(\.code))"
-                    )
-                }
+                let report = try fixture.check(file, offset: offset, mask: mask, place: place)
                 if let torn = report.findings.first(where: { $0.code == "wal.tornTail" }), torn.file == name,
                     (torn.offset ?? 0) < Int64(lastRecordEnd)
                 {
@@ -239,26 +246,7 @@ private func damageOffsets(count: Int, sample: Int, tail: Int, random: inout See
                 let mask = UInt8(1) << UInt8(bit)
                 let place = "\(name) byte \(offset) mask \(mask) (seed \(seed))"
                 cases += 1
-                let opened: [Entry]?
-                switch try fixture.openDamaged(file, offset: offset, mask: mask) {
-                case .failure(let failure):
-                    Issue.record("\(place): \(failure.message)")
-                    continue
-                case .success(let entries):
-                    opened = entries
-                }
-                if let opened, opened != fixture.expected {
-                    Issue.record(
-                        "\(place): the store opened without an error but holds \(opened.count) of \(fixture.expected.count) acknowledged records, or changed ones"
-                    )
-                }
-                let report = try fixture.verifyDamaged(file, offset: offset, mask: mask)
-                let verdictIsCorruption = report.findings.contains { $0.severity == .error }
-                if verdictIsCorruption != (opened == nil) {
-                    Issue.record(
-                        "\(place): strata-fsck says \(verdictIsCorruption ? "corruption" : "no corruption") but the open \(opened == nil ? "failed" : "succeeded"): \(report.findings.map(\.code))"
-                    )
-                }
+                try fixture.check(file, offset: offset, mask: mask, place: place)
             }
         }
         print("[flippedBitAnywhereInTheManifest] \(cases) damaged copies checked")

@@ -247,17 +247,20 @@ public final class Store: Sendable {
         if writer.isCurrentThreadWriter {
             throw StoreError(.invalidArgument, "sync() was called from inside a write transaction and would wait for itself; call it after the write returns")
         }
+        try submitAndWait(Writer.Request.sync)
+    }
+
+    /// Queues the writer request `make` builds around a completion, and blocks until it
+    /// completes; rethrows its error. `.closed` when the writer no longer takes requests.
+    private func submitAndWait(_ make: (@escaping Writer.Completion) -> Writer.Request) throws {
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<(any Error)?>(nil)
-        guard
-            writer.submit(
-                .sync({ error in
-                    outcome.withLock { $0 = error }
-                    done.signal()
-                }))
-        else {
-            throw StoreError.closed()
-        }
+        let queued = writer.submit(
+            make { error in
+                outcome.withLock { $0 = error }
+                done.signal()
+            })
+        guard queued else { throw StoreError.closed() }
         done.wait()
         if let error = outcome.withLock({ $0 }) { throw error }
     }
@@ -286,19 +289,7 @@ public final class Store: Sendable {
             throw StoreError(
                 .invalidArgument, "compact() was called from inside a write transaction and would wait for itself; call it after the write returns")
         }
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<(any Error)?>(nil)
-        guard
-            writer.submit(
-                .seal({ error in
-                    outcome.withLock { $0 = error }
-                    done.signal()
-                }))
-        else {
-            throw StoreError.closed()
-        }
-        done.wait()
-        if let error = outcome.withLock({ $0 }) { throw error }
+        try submitAndWait(Writer.Request.seal)
         try maintenance.compactAll()
     }
 
