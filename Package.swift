@@ -85,7 +85,7 @@ let package = Package(
             name: "StrataCLITests",
             // Depending on the executable makes `swift test` build the `strata` binary the
             // tests spawn.
-            dependencies: ["Strata", "StrataTestSupport", "StrataCLI"],
+            dependencies: ["Strata", "StrataIO", "StrataTestSupport", "StrataCLI"],
             swiftSettings: strictSettings
         ),
         .testTarget(

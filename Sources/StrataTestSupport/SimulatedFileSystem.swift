@@ -47,15 +47,15 @@ public final class SimulatedFileSystem: FileSystem {
 
     // All mutable state lives behind this one mutex and the class has no other stored
     // property, so the compiler checks its Sendable conformance: no @unchecked needed.
-    let state: Mutex<SimulatedState>
+    let state: Locked<SimulatedState>
 
     /// An empty file system: just the root directory "/".
     public init() {
-        state = Mutex(SimulatedState())
+        state = Locked(SimulatedState())
     }
 
     init(state initial: sending SimulatedState) {
-        state = Mutex(initial)
+        state = Locked(initial)
     }
 
     // MARK: Crash and fault injection

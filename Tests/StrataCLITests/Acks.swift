@@ -1,8 +1,9 @@
+import StrataIO
 import Synchronization
 
 /// Tracks the highest `ack N` a child printed. Partial lines wait for their newline.
 final class Acks: Sendable {
-    private let state = Mutex<(pending: [UInt8], last: Int)>(([], 0))
+    private let state = Locked<(pending: [UInt8], last: Int)>(([], 0))
 
     var last: Int { state.withLock { $0.last } }
 

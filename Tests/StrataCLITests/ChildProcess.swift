@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import class StrataIO.Locked
 import Synchronization
 
 #if canImport(Glibc)
@@ -40,7 +41,7 @@ private let ignoreSIGPIPE: Void = {
 /// Reads a pipe on its own thread until end of file. Blocking reads stay off Swift
 /// concurrency's small cooperative pool.
 final class PipeReader: Sendable {
-    private let collected = Mutex<(bytes: [UInt8], finished: Bool)>(([], false))
+    private let collected = Locked<(bytes: [UInt8], finished: Bool)>(([], false))
 
     /// `onBytes` sees each chunk as it arrives, on the reader's thread.
     init(_ handle: FileHandle, onBytes: (@Sendable ([UInt8]) -> Void)? = nil) {
@@ -90,7 +91,7 @@ enum PipeWriter {
     }
 
     static func start(_ handle: FileHandle, bytes: [UInt8]) {
-        let remaining = Mutex<[UInt8]?>(bytes)
+        let remaining = Locked<[UInt8]?>(bytes)
         start(handle) {
             remaining.withLock { value in
                 defer { value = nil }
@@ -100,7 +101,7 @@ enum PipeWriter {
     }
 
     final class Stop: Sendable {
-        private let flag = Mutex(false)
+        private let flag = Locked(false)
         var isSet: Bool { flag.withLock { $0 } }
         func set() { flag.withLock { $0 = true } }
     }

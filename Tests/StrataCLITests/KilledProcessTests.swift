@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataIO
 import StrataTestSupport
 import Synchronization
 import Testing
@@ -137,14 +138,14 @@ struct StoreContents {
 /// generated as the writer asks. Padding lengths vary so records straddle WAL blocks and
 /// segments at different offsets.
 final class RecordFeed: Sendable {
-    private let next: Mutex<Int>
+    private let next: Locked<Int>
     private let end: Int
 
     /// Feeds at most `limit` records, so a round stays small even if the kill comes late
     /// (a busy machine can delay it by seconds). After that it sends nothing but keeps the
     /// pipe open: end of input would let the import exit before it is killed.
     init(from start: Int, limit: Int = 5000) {
-        next = Mutex(start)
+        next = Locked(start)
         end = start + limit
     }
 
@@ -194,7 +195,7 @@ final class TimedKill: Sendable {
         case exitedEarly
     }
 
-    private let result = Mutex<Outcome?>(nil)
+    private let result = Locked<Outcome?>(nil)
 
     /// Waits for the first `ack` when `afterFirstAck` is given, then for the delay, then kills.
     init(_ child: StrataProcess, afterFirstAck acks: Acks?, delayMilliseconds delay: Int) {

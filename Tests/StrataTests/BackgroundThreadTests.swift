@@ -1,8 +1,9 @@
+import Dispatch
+import Foundation
 // The store's background threads (flush and compaction): jobs run one at a time in order,
 // `sync` hands back values and typed errors, and a job may `sync` onto its own thread; a
 // close lets the merge it finds running finish; a flush that makes a merge due starts it.
-import Dispatch
-import Foundation
+import StrataIO
 import StrataTestSupport
 import Synchronization
 import Testing
@@ -15,7 +16,7 @@ import Testing
     @Test("jobs run in the order they were queued, one at a time")
     func jobsRunInOrder() {
         let thread = BackgroundThread(name: "strata.test")
-        let seen = Mutex<[Int]>([])
+        let seen = Locked<[Int]>([])
         let running = Atomic<Int>(0)
         let overlapped = Atomic<Bool>(false)
         for i in 0..<200 {

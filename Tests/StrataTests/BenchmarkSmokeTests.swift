@@ -1,7 +1,8 @@
-// Every standard workload, tiny, on Strata alone: the benchmark code (drivers, checks, JSON
-// lines) runs with the test suite and cannot rot. The figures themselves mean nothing here.
 import Foundation
 import StrataBenchmarkKit
+// Every standard workload, tiny, on Strata alone: the benchmark code (drivers, checks, JSON
+// lines) runs with the test suite and cannot rot. The figures themselves mean nothing here.
+import StrataIO
 import Synchronization
 import Testing
 
@@ -121,7 +122,7 @@ private struct ForgetfulEngine: BenchmarkEngine {
     }
 
     final class ForgetfulStore: BenchmarkStore {
-        let entries = Mutex<(map: [[UInt8]: Int], puts: Int)>(([:], 0))
+        let entries = Locked<(map: [[UInt8]: Int], puts: Int)>(([:], 0))
 
         func write(_ pairs: [KeyValue]) throws {
             entries.withLock { state in

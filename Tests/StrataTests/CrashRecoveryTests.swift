@@ -103,7 +103,7 @@ struct CrashOutcome {
 
 /// `CrashOutcome` shared between the thread running the workload and the test.
 final class SharedOutcome: Sendable {
-    private let state = Mutex(CrashOutcome())
+    private let state = Locked(CrashOutcome())
 
     func withLock<R: Sendable>(_ body: (inout CrashOutcome) -> R) -> R {
         state.withLock { body(&$0) }
@@ -196,7 +196,7 @@ enum CrashHarness {
                     if case .failure = result { started.signal() }
                 }
                 started.wait()
-                let results = Mutex<[Int: Bool]>([:])
+                let results = Locked<[Int: Bool]>([:])
                 let done = DispatchSemaphore(value: 0)
                 for (offset, transaction) in transactions.enumerated() {
                     let index = next + offset

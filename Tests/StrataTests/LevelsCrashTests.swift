@@ -24,7 +24,7 @@ final class MaintenanceTrace: Sendable {
         var operation: Int
     }
 
-    private let state = Mutex<(events: [Event], names: Set<String>)>(([], []))
+    private let state = Locked<(events: [Event], names: Set<String>)>(([], []))
 
     func record(_ point: Failpoints.Point, on fileSystem: SimulatedFileSystem) {
         let operation = fileSystem.operationCount
@@ -64,7 +64,7 @@ final class MaintenanceTrace: Sendable {
 /// Failpoint handler state for the freeze test: which maintenance job ran last, and how many
 /// flush edits there have been.
 final class MaintenanceFaults: Sendable {
-    private let state = Mutex<(inFlush: Bool, flushEdits: Int, injected: Int)>((false, 0, 0))
+    private let state = Locked<(inFlush: Bool, flushEdits: Int, injected: Int)>((false, 0, 0))
 
     /// Called at every failpoint. Makes the manifest sync of every other flush's edit fail
     /// (each failure is followed by an edit that succeeds, the retry), so the next edit must
@@ -100,7 +100,7 @@ final class MaintenanceFaults: Sendable {
 final class CompactionFault: Sendable {
     let point: Failpoints.Point
     let kind: SimulatedFileSystem.OperationKind
-    private let state = Mutex<(armed: Bool, inCompaction: Bool, fired: Bool)>((false, false, false))
+    private let state = Locked<(armed: Bool, inCompaction: Bool, fired: Bool)>((false, false, false))
 
     init(at point: Failpoints.Point, failing kind: SimulatedFileSystem.OperationKind) {
         self.point = point

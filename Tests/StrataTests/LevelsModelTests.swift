@@ -19,10 +19,10 @@ import Testing
 /// reads it and, unless it aborts, advances it; bodies run on the writer queue one at a time,
 /// in commit order, so each sees its predecessors' writes.
 final class ModelHead: Sendable {
-    private let state: Mutex<(model: ReferenceModel, version: UInt64)>
+    private let state: Locked<(model: ReferenceModel, version: UInt64)>
 
     init(model: ReferenceModel, version: UInt64) {
-        state = Mutex((model, version))
+        state = Locked((model, version))
     }
 
     var current: (model: ReferenceModel, version: UInt64) { state.withLock { $0 } }
@@ -34,7 +34,7 @@ final class ModelHead: Sendable {
 
 /// Outcomes of a batch's transactions by position, filled in by their completions.
 final class BatchOutcomes: Sendable {
-    private let results = Mutex<[Int: Result<ModelTxResult, any Error>]>([:])
+    private let results = Locked<[Int: Result<ModelTxResult, any Error>]>([:])
 
     func set(_ index: Int, _ result: Result<ModelTxResult, any Error>) {
         results.withLock { $0[index] = result }

@@ -108,11 +108,11 @@ final class IsolationShared: Sendable {
     let log = TestEnvironment.FailureLog()
     let writerDone = Atomic<Bool>(false)
     /// Every reading a reader thread made.
-    let observations = Mutex<[IsolationReading]>([])
+    let observations = Locked<[IsolationReading]>([])
     /// Snapshots the readers kept open, with what they saw the first time.
-    let kept = Mutex<[(snapshot: Snapshot, reading: IsolationReading)]>([])
+    let kept = Locked<[(snapshot: Snapshot, reading: IsolationReading)]>([])
     /// The writer's own record: balances after each commit, indexed by version.
-    let history = Mutex<[[Int64]]>([])
+    let history = Locked<[[Int64]]>([])
     let readerPasses = Atomic<Int>(0)
 }
 
@@ -366,7 +366,7 @@ enum IsolationThreads {
 
 /// Collects commit sequences from many writers.
 final class IsolationSequenceCollector: Sendable {
-    private let sequences = Mutex<[UInt64]>([])
+    private let sequences = Locked<[UInt64]>([])
 
     func add(_ sequence: UInt64) {
         sequences.withLock { $0.append(sequence) }

@@ -70,7 +70,7 @@ func apiAllEntries(_ store: Store) throws -> [Entry] {
 
 /// A value-typed result collector usable from `@Sendable` completions.
 final class APITestCollector<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
+    private let items = Locked<[Element]>([])
     func append(_ item: Element) { items.withLock { $0.append(item) } }
     var values: [Element] { items.withLock { $0 } }
 }

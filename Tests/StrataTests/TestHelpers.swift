@@ -1,8 +1,9 @@
+import Foundation
 // Shared plumbing for the model-based, snapshot-isolation and concurrent-writer tests:
 // seeds (replayable through STRATA_SEED), the long-test switch (STRATA_LONG_TESTS=1),
 // temporary directories, and a thread-safe place to collect failures found off the test's
 // own task (writer queue, reader threads), so they can be reported with the seed.
-import Foundation
+import StrataIO
 import Synchronization
 import Testing
 
@@ -62,7 +63,7 @@ extension TestEnvironment {
     /// Failures noticed where `#expect` cannot attribute them to the test (a writer-queue
     /// closure, a reader thread), kept until the test's own task reports them.
     final class FailureLog: Sendable {
-        private let messages = Mutex<[String]>([])
+        private let messages = Locked<[String]>([])
         /// At most this many are kept; a broken invariant tends to fail thousands of times.
         let limit: Int
 

@@ -1,3 +1,4 @@
+import StrataIO
 import Synchronization
 
 /// A long-lived, read-only view of the store as of one commit. What it sees never changes,
@@ -8,13 +9,13 @@ import Synchronization
 public final class Snapshot: Sendable {
     /// The commit sequence this snapshot sees.
     public let version: UInt64
-    private let view: Mutex<ReadView?>
+    private let view: Locked<ReadView?>
     private let registry: SnapshotRegistry
     private let storeIsOpen: @Sendable () -> Bool
 
     init(view: ReadView, registry: SnapshotRegistry, storeIsOpen: @escaping @Sendable () -> Bool) {
         self.version = view.sequence
-        self.view = Mutex(view)
+        self.view = Locked(view)
         self.registry = registry
         self.storeIsOpen = storeIsOpen
         registry.opened(view.sequence)
@@ -45,7 +46,7 @@ public final class Snapshot: Sendable {
 
 /// Counts live snapshots and the oldest version they pin, for `stats()`.
 final class SnapshotRegistry: Sendable {
-    private let pinned = Mutex<[UInt64: Int]>([:])
+    private let pinned = Locked<[UInt64: Int]>([:])
 
     func opened(_ version: UInt64) {
         pinned.withLock { $0[version, default: 0] += 1 }

@@ -30,7 +30,7 @@ public final class Store: Sendable {
     private let published: PublishedState
     private let versions: VersionSet
     private let snapshots = SnapshotRegistry()
-    private let state = Mutex<State>(.open)
+    private let state = Locked<State>(.open)
     /// Callback completions run here, in commit order, never on the writer queue.
     private let completionQueue = DispatchQueue(label: "strata.completions")
 
@@ -98,7 +98,7 @@ public final class Store: Sendable {
             return
         }
         let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<(any Error)?>(nil)
+        let outcome = Locked<(any Error)?>(nil)
         let queued = writer.submit(
             .close({ error in
                 outcome.withLock { $0 = error }
@@ -254,7 +254,7 @@ public final class Store: Sendable {
     /// completes; rethrows its error. `.closed` when the writer no longer takes requests.
     private func submitAndWait(_ make: (@escaping Writer.Completion) -> Writer.Request) throws {
         let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<(any Error)?>(nil)
+        let outcome = Locked<(any Error)?>(nil)
         let queued = writer.submit(
             make { error in
                 outcome.withLock { $0 = error }

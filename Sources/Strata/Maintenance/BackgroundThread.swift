@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import StrataIO
 import Synchronization
 
 #if canImport(Glibc)
@@ -28,9 +29,9 @@ final class BackgroundThread: Sendable {
     }
 
     private final class Jobs: Sendable {
-        let queue = Mutex<[Job]>([])
+        let queue = Locked<[Job]>([])
         let ready = DispatchSemaphore(value: 0)
-        let threadID = Mutex<UInt64?>(nil)
+        let threadID = Locked<UInt64?>(nil)
         /// Signalled once, when the thread's loop ends.
         let ended = DispatchSemaphore(value: 0)
 

@@ -42,8 +42,8 @@ final class Maintenance: Sendable {
     private let cache: BlockCache
     private let oldestPinned: @Sendable () -> UInt64?
 
-    private let pending = Mutex<[SealedMemTable]>([])
-    private let lastFailure = Mutex<StoreError?>(nil)
+    private let pending = Locked<[SealedMemTable]>([])
+    private let lastFailure = Locked<StoreError?>(nil)
     private let stopping = Atomic<Bool>(false)
     /// Signalled whenever a flush or compaction is installed or fails, for a writer waiting
     /// for room.

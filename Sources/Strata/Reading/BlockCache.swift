@@ -1,4 +1,5 @@
 @_spi(Engine) import StrataFormat
+import StrataIO
 import Synchronization
 
 extension DataBlock {
@@ -39,26 +40,22 @@ final class BlockCache: Sendable {
     private static let shardCount = 8
     let capacity: Int
     private let shardBudget: Int
-    /// Mutex is not copyable, so each shard's lives in a box the array can hold.
-    private final class ShardBox: Sendable {
-        let mutex = Mutex(Shard())
-    }
-    private let shards: [ShardBox]
+    private let shards: [Locked<Shard>]
 
     init(capacity: Int) {
         self.capacity = max(0, capacity)
         shardBudget = self.capacity / BlockCache.shardCount
-        shards = (0..<BlockCache.shardCount).map { _ in ShardBox() }
+        shards = (0..<BlockCache.shardCount).map { _ in Locked(Shard()) }
     }
 
-    private func shard(_ key: Key) -> ShardBox {
+    private func shard(_ key: Key) -> Locked<Shard> {
         let mixed = (key.file &* 0x9E37_79B9_7F4A_7C15) ^ (key.offset &* 0xC2B2_AE3D_27D4_EB4F)
         return shards[Int(truncatingIfNeeded: (mixed >> 29) % UInt64(BlockCache.shardCount))]
     }
 
     func get(_ key: Key) -> DataBlock? {
         guard shardBudget > 0 else { return nil }
-        return shard(key).mutex.withLock { shard in
+        return shard(key).withLock { shard in
             guard let i = shard.positions[key] else { return nil }
             shard.slots[i].referenced = true
             return shard.slots[i].block
@@ -68,7 +65,7 @@ final class BlockCache: Sendable {
     func insert(_ key: Key, _ block: DataBlock) {
         let cost = block.cost
         guard cost <= shardBudget else { return }
-        shard(key).mutex.withLock { shard in
+        shard(key).withLock { shard in
             guard shard.positions[key] == nil else { return }
             while shard.bytes + cost > shardBudget, !shard.slots.isEmpty {
                 Self.evictOne(&shard)
@@ -117,6 +114,6 @@ final class BlockCache: Sendable {
 
     /// Bytes held now, over all shards.
     var bytes: Int {
-        shards.reduce(0) { total, shard in total + shard.mutex.withLock { $0.bytes } }
+        shards.reduce(0) { total, shard in total + shard.withLock { $0.bytes } }
     }
 }

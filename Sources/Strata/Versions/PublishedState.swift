@@ -1,3 +1,4 @@
+import StrataIO
 import Synchronization
 
 /// The newest version readers may see and the commit sequence inside it.
@@ -17,10 +18,10 @@ final class PublishedState: Sendable {
         var isOpen = true
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(_ view: ReadView) {
-        state = Mutex(State(view: view))
+        state = Locked(State(view: view))
     }
 
     /// The view a new read sees, or nil once the store is closing. One lock for both, so a

@@ -31,7 +31,7 @@ final class VersionSet: @unchecked Sendable {
     let published: PublishedState
     /// The WAL segments on disk and their sizes; retired here (invariant 5).
     let wal: WALInventory
-    private let installLock = Mutex(())
+    private let installLock = Locked(())
     private let fileSystem: any FileSystem
     private let directory: String
     private let failpoints: Failpoints?
@@ -215,10 +215,10 @@ final class VersionSet: @unchecked Sendable {
 ///
 /// Invariant: a segment is in `sizes` from its creation (or recovery) until it is deleted.
 final class WALInventory: Sendable {
-    private let sizes: Mutex<[UInt64: Int]>
+    private let sizes: Locked<[UInt64: Int]>
 
     init(_ sizes: [UInt64: Int]) {
-        self.sizes = Mutex(sizes)
+        self.sizes = Locked(sizes)
     }
 
     /// Records that segment `number` holds `bytes` of data. On the writer queue.

@@ -34,7 +34,7 @@ import Synchronization
 /// Back-pressure comes from the memtable limits instead (`waitForRoom`).
 final class Writer: @unchecked Sendable {
     // @unchecked Sendable: the mutable state is confined to `queue` (invariant 1); the shared
-    // parts (`pending`, `versions`, counters) are a Mutex, Sendable classes and atomics.
+    // parts (`pending`, `versions`, counters) are a lock (`Locked`), Sendable classes and atomics.
 
     typealias Completion = @Sendable ((any Error)?) -> Void
 
@@ -70,7 +70,7 @@ final class Writer: @unchecked Sendable {
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     private let queue: DispatchQueue
-    private let pending = Mutex(PendingState())
+    private let pending = Locked(PendingState())
     let versions: VersionSet
     private let failpoints: Failpoints?
     private let logger: Logger
