@@ -1,7 +1,8 @@
 import Foundation
 import Strata
-import class StrataIO.Locked
 import Synchronization
+
+import class StrataIO.Locked
 
 #if canImport(Glibc)
     import Glibc
