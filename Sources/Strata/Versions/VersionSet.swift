@@ -117,6 +117,10 @@ final class VersionSet: @unchecked Sendable {
         var edit = edit
         let retireBelow: UInt64? = try installLock.withLock { _ in
             edit.nextFileNumber = state.nextFileNumber
+            // The scalars never go down (invariant 4), in the record as in memory: a replay
+            // takes the last value written.
+            edit.logNumber = edit.logNumber.map { max($0, state.logNumber) }
+            edit.lastSequence = edit.lastSequence.map { max($0, state.lastSequence) }
             let before = state
             try log(edit)
             var levels = self.levels
@@ -147,8 +151,8 @@ final class VersionSet: @unchecked Sendable {
     /// Install-locked.
     private func log(_ edit: VersionEdit) throws {
         var next = state
-        if let logNumber = edit.logNumber { next.logNumber = max(next.logNumber, logNumber) }
-        if let lastSequence = edit.lastSequence { next.lastSequence = max(next.lastSequence, lastSequence) }
+        if let logNumber = edit.logNumber { next.logNumber = logNumber }
+        if let lastSequence = edit.lastSequence { next.lastSequence = lastSequence }
         if manifest.needsNewFile {
             let number = next.nextFileNumber
             next.nextFileNumber += 1
