@@ -45,11 +45,9 @@ public struct SegmentBlockReader: Sendable {
     }
 
     /// A position in the block. `next()` decodes one entry and checks that keys ascend.
-    ///
-    /// Copies share the decoding buffer. That is safe for how copies are used here (a copy
-    /// saved at an entry's start, then the original stepped once past it): decoding that entry
-    /// again keeps only the bytes it shares with the key before it, which start its own key
-    /// too, so the buffer holding either key gives the same result. Not `Sendable`.
+    /// Copies are independent: each step decodes against the cursor's own copy of the
+    /// previous key, not against whatever the shared decoding buffer last held. Not
+    /// `Sendable`.
     public struct Cursor {
         public let block: SegmentBlockReader
         var cursor: BlockCursor
@@ -68,6 +66,8 @@ public struct SegmentBlockReader: Sendable {
 
         public mutating func next() throws(FormatError) -> BlockEntry? {
             let start = cursor.position
+            // This cursor's previous key, whatever another copy decoded since.
+            key.withUnsafeBytes { cursor.keyBuffer.set($0) }
             let found: Bool
             do {
                 found = try cursor.next()

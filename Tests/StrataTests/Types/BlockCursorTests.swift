@@ -59,4 +59,19 @@ import Testing
         #expect(error?.offset == 4096)
         #expect(error.map { StoreError.wrapping($0, while: "reading").code } == .corruption)
     }
+
+    @Test func copiesOfTheStrictCursorAreIndependent() throws {
+        // A copy left behind while the original walks on must still decode its own next
+        // entry: prefix-compressed keys are rebuilt from that copy's previous key.
+        let block = try Self.block(count: 20, restartInterval: 16)
+        let reader = try SegmentBlockReader(block.contents.map { $0 }, blockOffset: 0)
+        var original = reader.makeCursor()
+        _ = try original.next()
+        let copy = original
+        for _ in 0..<5 { _ = try original.next() }
+        var stepped = copy
+        let entry = try #require(try stepped.next())
+        #expect(entry.key == SegmentFormat.internalKey(userKey: Array("key/0000".utf8), sequence: 1, kind: .value))
+        #expect(entry.value == Array("v0.1".utf8))
+    }
 }
