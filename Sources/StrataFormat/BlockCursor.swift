@@ -141,8 +141,8 @@ import CStrata
     // Settable at package level only so that the inlinable steps below can write them.
     /// Where the next entry starts.
     public var position = 0
-    /// Where the current entry starts, and how many key bytes it shares with the one before.
-    public var entryStart = 0
+    /// How many key bytes the current entry shares with the one before (the verifier checks
+    /// that a restart entry shares none).
     public var shared = 0
     /// The current internal key (user key + 8-byte trailer).
     public let keyBuffer: KeyBuffer
@@ -182,7 +182,6 @@ import CStrata
         }
         keyBuffer.replace(keeping: shared, with: UnsafeRawBufferPointer(start: bytes.baseAddress! + p, count: unshared))
         guard keyBuffer.count >= 8 else { throw block.corruption("a key is shorter than its 8-byte trailer") }
-        entryStart = position
         self.shared = shared
         p += unshared
         valueStart = p

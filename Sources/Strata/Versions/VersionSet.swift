@@ -66,9 +66,6 @@ final class VersionSet: @unchecked Sendable {
     /// The levels of the current Version (invariant 2).
     var levels: [[SegmentTable]] { published.latest().version.levels }
 
-    /// The persisted scalars, for tests and stats.
-    var persisted: PersistedState { installLock.withLock { _ in state } }
-
     /// Runs `body` under the install lock with the current levels and the compact pointers:
     /// a consistent view for choosing a compaction's inputs.
     func withInstallLock<T>(_ body: (_ levels: [[SegmentTable]], _ compactPointers: inout [[UInt8]?]) -> T) -> T {
