@@ -11,13 +11,14 @@ public final class Snapshot: Sendable {
     public let version: UInt64
     private let view: Locked<ReadView?>
     private let registry: SnapshotRegistry
-    private let storeIsOpen: @Sendable () -> Bool
+    /// Throws when the store refuses reads (suspended or closed).
+    private let admits: @Sendable () throws(StoreError) -> Void
 
-    init(view: ReadView, registry: SnapshotRegistry, storeIsOpen: @escaping @Sendable () -> Bool) {
+    init(view: ReadView, registry: SnapshotRegistry, admits: @escaping @Sendable () throws(StoreError) -> Void) {
         self.version = view.sequence
         self.view = Locked(view)
         self.registry = registry
-        self.storeIsOpen = storeIsOpen
+        self.admits = admits
         registry.opened(view.sequence)
     }
 
@@ -30,7 +31,7 @@ public final class Snapshot: Sendable {
         guard let current = view.withLock({ $0 }) else {
             throw StoreError(.closed, "the snapshot was closed; take a new one with store.snapshot()")
         }
-        guard storeIsOpen() else { throw StoreError.closed() }
+        try admits()
         return try ReadTransaction(view: current).run(body)
     }
 

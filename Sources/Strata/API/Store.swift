@@ -20,27 +20,34 @@ public final class Store: Sendable {
     /// What opening the store found in its log.
     public let recovery: RecoveryReport
 
-    private let options: StoreOptions
-    private let writer: Writer
-    private let maintenance: Maintenance
-    /// Signalled when the store's flush and compaction threads end; for tests.
-    var maintenanceThreadsEnded: [DispatchSemaphore] { maintenance.threadsEnded }
-    private let cache: BlockCache
-    private let lock: any FileLock
-    private let published: PublishedState
-    private let versions: VersionSet
-    private let snapshots = SnapshotRegistry()
-    private let state = Locked<State>(.open)
+    let options: StoreOptions
+    /// Every file lock the store holds; released while suspended.
+    let lock: StoreLock
+    /// What new reads see; outlives reloads.
+    let published: PublishedState
+    let snapshots = SnapshotRegistry()
+    /// The lifecycle phase and the loaded engine. Short critical sections only: every call
+    /// reads it once.
+    let core: Locked<Core>
+    /// Held for the whole of a lifecycle change (suspend, resume from suspension, close), so
+    /// changes happen one at a time and each sees the phase the previous one left.
+    let transitions = Locked(())
     /// Callback completions run here, in commit order, never on the writer queue.
     private let completionQueue = DispatchQueue(label: "strata.completions")
 
-    private enum State {
-        case open
-        case closing
-        case closed
+    /// The phase (as ``Lifecycle``) and the engine serving it.
+    ///
+    /// Invariants (checked by `checkLifecycleInvariants`):
+    /// 1. `.suspended` and `.closed` refuse every new call; the phase changes to them before
+    ///    the writer is stopped, so no call starts afterwards.
+    /// 2. Once `suspend()` or `close()` has returned, the store holds no file lock
+    ///    (`lock.isHeld` is false) unless the phase is `.active` or `.background` again.
+    /// 3. `fingerprint` is set exactly while the store is suspended with its lock released.
+    struct Core {
+        var phase: Lifecycle
+        var engine: Engine
+        var fingerprint: DirectoryFingerprint? = nil
     }
-    /// Signalled once the first close() has finished; later calls wait on it.
-    private let closed = DispatchSemaphore(value: 0)
 
     /// Opens the store at `path`, creating it when missing (unless
     /// `options.createIfMissing` is false), and replays its log.
@@ -49,76 +56,34 @@ public final class Store: Sendable {
     ///   `.notAStore` when the path holds something else, `.corruption` or `.formatVersion`
     ///   when its files cannot be read.
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
-        let opened = try Recovery.open(path: path, options: options)
+        let lock = StoreLock(directory: path, fileSystem: options.fileSystem)
+        let opened = try Recovery.open(path: path, lock: lock, options: options)
         self.path = path
         self.options = options
+        self.lock = lock
         self.recovery = opened.report
-        self.lock = opened.lock
         self.published = opened.versions.published
-        self.versions = opened.versions
-        self.cache = opened.cache
-        let snapshots = self.snapshots
-        let maintenance = Maintenance(
-            directory: path, options: options, versions: opened.versions, cache: opened.cache,
-            oldestPinned: { snapshots.summary.oldest })
-        self.maintenance = maintenance
-        self.writer = Writer(
-            memtable: opened.memtable, lastSequence: opened.lastSequence, wal: opened.wal,
-            maintenance: maintenance, options: options)
-        // Files left over from before the open may already call for a compaction.
-        maintenance.schedule()
+        self.core = Locked(Core(phase: .active, engine: Engine(opened: opened, directory: path, options: options, snapshots: snapshots)))
     }
 
     deinit {
         try? close()
     }
 
-    /// Closes the store: waits for queued writes, makes `.buffered` commits durable, lets a
-    /// flush or compaction already running finish (it starts no new one), closes the files
-    /// and releases the lock. Idempotent. Later calls on the store throw `.closed`.
-    ///
-    /// A compaction can take a few seconds on a large store. Closing is not needed for
-    /// safety: a process killed without closing loses no commit (a `.buffered` one is lost
-    /// only if the machine also loses power before the system writes it out).
-    public func close() throws {
-        if writer.isCurrentThreadWriter {
-            throw StoreError(.invalidArgument, "close() was called from inside a write transaction; close the store after the write returns")
-        }
-        let mustClose = state.withLock { state -> Bool in
-            guard case .open = state else { return false }
-            state = .closing
-            return true
-        }
-        if mustClose { published.markClosing() }
-        guard mustClose else {
-            // Another call is closing or has closed the store: wait until it is done, so
-            // that after any close() returns the files and the lock are released.
-            closed.wait()
-            closed.signal()
-            return
-        }
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Locked<(any Error)?>(nil)
-        let queued = writer.submit(
-            .close({ error in
-                outcome.withLock { $0 = error }
-                done.signal()
-            }))
-        if queued { done.wait() }
-        maintenance.shutdown()
-        try? lock.unlock()
-        let error = outcome.withLock { $0 }
-        state.withLock { $0 = .closed }
-        closed.signal()
-        if let error { throw error }
-    }
+    /// The engine serving calls, whatever the phase.
+    var engine: Engine { core.withLock { $0.engine } }
 
-    private var isOpen: Bool {
-        state.withLock { if case .open = $0 { return true } else { return false } }
-    }
+    /// Signalled when the store's flush and compaction threads end; for tests.
+    var maintenanceThreadsEnded: [DispatchSemaphore] { engine.maintenance.threadsEnded }
 
-    private func checkOpen() throws {
-        guard isOpen else { throw StoreError.closed() }
+    /// The engine to run a call on; throws `.suspended` or `.closed` when calls are refused.
+    func admit() throws(StoreError) -> Engine {
+        let (phase, engine) = core.withLock { ($0.phase, $0.engine) }
+        switch phase {
+        case .active, .background: return engine
+        case .suspended: throw StoreError.suspended()
+        case .closed: throw StoreError.closed()
+        }
     }
 
     // MARK: Reading
@@ -126,27 +91,24 @@ public final class Store: Sendable {
     /// Runs `body` on a snapshot of the latest commit, on the calling thread. Never waits for
     /// the writer.
     public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
-        guard let view = published.current() else { throw StoreError.closed() }
-        return try ReadTransaction(view: view).run(body)
+        try ReadTransaction(view: published.current()).run(body)
     }
 
     /// Runs `body` on a snapshot of the latest commit. The async form, for async contexts;
     /// it suspends nowhere, since reads never wait.
     public func read<T>(_ body: (ReadTransaction) throws -> T) async throws -> T {
-        guard let view = published.current() else { throw StoreError.closed() }
-        return try ReadTransaction(view: view).run(body)
+        try ReadTransaction(view: published.current()).run(body)
     }
 
-    /// A long-lived snapshot of the latest commit. On a closed store, the snapshot's reads
-    /// throw `.closed`.
+    /// A long-lived snapshot of the latest commit. Its reads throw what the store's would:
+    /// `.suspended` while the store is suspended (after `resume()` it reads what it saw,
+    /// even if the store reloaded), `.closed` once the store is closed.
     public func snapshot() -> Snapshot {
-        guard let view = published.current() else {
-            return Snapshot(view: published.latest(), registry: snapshots, storeIsOpen: { false })
-        }
-        return Snapshot(
-            view: view, registry: snapshots,
-            storeIsOpen: { [weak self] in
-                self?.isOpen ?? false
+        Snapshot(
+            view: published.latest(), registry: snapshots,
+            admits: { [weak published] () throws(StoreError) in
+                guard let published else { throw StoreError.closed() }
+                try published.checkAdmission()
             })
     }
 
@@ -161,7 +123,7 @@ public final class Store: Sendable {
     ///
     /// If `body` throws, nothing it wrote is applied and its error is rethrown unchanged.
     public func write<T>(durability: Durability? = nil, _ body: (WriteTransaction) throws -> T) throws -> T {
-        try checkOpen()
+        let writer = try admit().writer
         if writer.isCurrentThreadWriter {
             throw StoreError(
                 .invalidArgument,
@@ -184,7 +146,7 @@ public final class Store: Sendable {
                     result.fail(error)
                     done.signal()
                 })
-            guard writer.submit(.transaction(request)) else { throw StoreError.closed() }
+            if let refused = writer.submit(.transaction(request)) { throw refused }
             done.wait()
             return try result.take()
         }
@@ -193,7 +155,7 @@ public final class Store: Sendable {
     /// Runs `body` as one transaction on the writer queue. Suspends (never blocks a thread)
     /// until the transaction is committed as durably as `durability` asks.
     public func write<T: Sendable>(durability: Durability? = nil, _ body: @Sendable (WriteTransaction) throws -> T) async throws -> T {
-        try checkOpen()
+        let writer = try admit().writer
         return try await withoutActuallyEscaping(body) { body in
             // The task stays suspended until the writer has run `body`; the cell is emptied
             // before returning, so the closure does not outlive this call.
@@ -208,8 +170,8 @@ public final class Store: Sendable {
                         result.fail(error)
                         continuation.resume(with: Result { try result.take() })
                     })
-                if !writer.submit(.transaction(request)) {
-                    continuation.resume(throwing: StoreError.closed())
+                if let refused = writer.submit(.transaction(request)) {
+                    continuation.resume(throwing: refused)
                 }
             }
         }
@@ -222,8 +184,11 @@ public final class Store: Sendable {
         _ body: @escaping @Sendable (WriteTransaction) throws -> T,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void = { _ in }
     ) {
-        guard isOpen else {
-            completionQueue.async { completion(.failure(StoreError.closed())) }
+        let writer: Writer
+        do {
+            writer = try admit().writer
+        } catch {
+            completionQueue.async { completion(.failure(error)) }
             return
         }
         let result = ResultSlot<T>()
@@ -236,44 +201,46 @@ public final class Store: Sendable {
                 let outcome = Result { try result.take() }
                 completionQueue.async { completion(outcome) }
             })
-        if !writer.submit(.transaction(request)) {
-            completionQueue.async { completion(.failure(StoreError.closed())) }
+        if let refused = writer.submit(.transaction(request)) {
+            completionQueue.async { completion(.failure(refused)) }
         }
     }
 
     /// Makes every earlier commit durable (one fdatasync, shared with concurrent writers).
     public func sync() throws {
-        try checkOpen()
+        let writer = try admit().writer
         if writer.isCurrentThreadWriter {
             throw StoreError(.invalidArgument, "sync() was called from inside a write transaction and would wait for itself; call it after the write returns")
         }
-        try submitAndWait(Writer.Request.sync)
+        try submitAndWait(writer, Writer.Request.sync)
     }
 
     /// Queues the writer request `make` builds around a completion, and blocks until it
-    /// completes; rethrows its error. `.closed` when the writer no longer takes requests.
-    private func submitAndWait(_ make: (@escaping Writer.Completion) -> Writer.Request) throws {
+    /// completes; rethrows its error, or the writer's refusal (`.closed`, `.suspended`).
+    func submitAndWait(_ writer: Writer, _ make: (@escaping Writer.Completion) -> Writer.Request) throws {
         let done = DispatchSemaphore(value: 0)
         let outcome = Locked<(any Error)?>(nil)
-        let queued = writer.submit(
-            make { error in
+        if let refused = writer.submit(
+            make({ error in
                 outcome.withLock { $0 = error }
                 done.signal()
-            })
-        guard queued else { throw StoreError.closed() }
+            }))
+        {
+            throw refused
+        }
         done.wait()
         if let error = outcome.withLock({ $0 }) { throw error }
     }
 
     /// Makes every earlier commit durable, suspending instead of blocking.
     public func sync() async throws {
-        try checkOpen()
+        let writer = try admit().writer
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let queued = writer.submit(
+            let refused = writer.submit(
                 .sync({ error in
                     if let error { continuation.resume(throwing: error) } else { continuation.resume() }
                 }))
-            if !queued { continuation.resume(throwing: StoreError.closed()) }
+            if let refused { continuation.resume(throwing: refused) }
         }
     }
 
@@ -284,21 +251,21 @@ public final class Store: Sendable {
     /// directory holds each live key once. Readers and writers carry on meanwhile. Blocks
     /// until done.
     public func compact() throws {
-        try checkOpen()
-        if writer.isCurrentThreadWriter {
+        let engine = try admit()
+        if engine.writer.isCurrentThreadWriter {
             throw StoreError(
                 .invalidArgument, "compact() was called from inside a write transaction and would wait for itself; call it after the write returns")
         }
-        try submitAndWait(Writer.Request.seal)
-        try maintenance.compactAll()
+        try submitAndWait(engine.writer, Writer.Request.seal)
+        try engine.maintenance.compactAll()
     }
 
     /// Flushes and compacts as ``compact()`` does, suspending instead of blocking.
     public func compact() async throws {
-        try checkOpen()
-        let maintenance = self.maintenance
+        let engine = try admit()
+        let maintenance = engine.maintenance
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let queued = writer.submit(
+            let refused = engine.writer.submit(
                 .seal({ error in
                     if let error {
                         continuation.resume(throwing: error)
@@ -309,14 +276,18 @@ public final class Store: Sendable {
                         continuation.resume(with: Result { try maintenance.compactAllOnThread() })
                     }
                 }))
-            if !queued { continuation.resume(throwing: StoreError.closed()) }
+            if let refused { continuation.resume(throwing: refused) }
         }
     }
 
     // MARK: Figures
 
     public func stats() throws -> StoreStats {
-        try checkOpen()
+        let engine = try admit()
+        let versions = engine.versions
+        let cache = engine.cache
+        let maintenance = engine.maintenance
+        let writer = engine.writer
         let view = published.latest()
         let pinned = snapshots.summary
         let version = view.version

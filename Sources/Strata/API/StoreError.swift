@@ -128,6 +128,10 @@ extension StoreError {
     static func closed() -> StoreError {
         StoreError(.closed, "the store is closed; open a new Store to use it again")
     }
+
+    static func suspended() -> StoreError {
+        StoreError(.suspended, "the store is suspended, and did not run this call; call resume() and retry")
+    }
 }
 
 /// Maps any error from inside the engine to what callers see: file-system and format errors

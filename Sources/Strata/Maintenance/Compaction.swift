@@ -60,6 +60,8 @@ struct CompactionMerge {
     let deeperLevels: [[SegmentTable]]
     let targetFileBytes: Int
     let options: StoreOptions
+    /// Throws to abandon the merge (a suspension); called every few entries.
+    var checkNotPaused: () throws -> Void = {}
 
     /// Runs the merge, calling `write` for each finished output file.
     func run(write: (inout SegmentOutput) throws -> SegmentMeta) throws -> (outputs: [SegmentMeta], entriesIn: Int, entriesOut: Int) {
@@ -97,6 +99,7 @@ struct CompactionMerge {
             if best < 0 { break }
             let run = runs[best]
             entriesIn += 1
+            if entriesIn % MaintenanceInterrupted.checkInterval == 0 { try checkNotPaused() }
             let trailer = trailers[best]
             let sequence = trailer >> 8
             let isTombstone = trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)

@@ -27,6 +27,11 @@ struct SealedMemTable: Sendable {
 ///    live when it installs.
 /// 4. A file leaves a level only through a durable edit; the file itself goes when no Version
 ///    holds it (SegmentTable invariant 2).
+/// 5. While `paused`, no job runs past its next check (`checkNotPaused`): a flush or merge in
+///    progress is abandoned, its outputs removed before the edit that would name them, and
+///    never installed. A flush abandoned loses nothing: its memtable stays queued and its
+///    records stay in the WAL until a later flush installs it.
+/// 6. While `inBackground`, no compaction starts unless writes would otherwise stop for it.
 final class Maintenance: Sendable {
     /// Flushes and compactions each run on a thread of their own, below the priority of
     /// readers and the writer (BackgroundThread).
@@ -45,6 +50,10 @@ final class Maintenance: Sendable {
     private let pending = Locked<[SealedMemTable]>([])
     private let lastFailure = Locked<StoreError?>(nil)
     private let stopping = Atomic<Bool>(false)
+    private let paused = Atomic<Bool>(false)
+    private let inBackground = Atomic<Bool>(false)
+    /// Level-0 file count at which the writer stops writes (Writer.level0StopTrigger).
+    private let level0StopTrigger: Int
     /// Signalled whenever a flush or compaction is installed or fails, for a writer waiting
     /// for room.
     let progress = DispatchSemaphore(value: 0)
@@ -66,6 +75,7 @@ final class Maintenance: Sendable {
         self.versions = versions
         self.cache = cache
         self.oldestPinned = oldestPinned
+        self.level0StopTrigger = max(options.level0StopWritesTrigger, options.level0CompactionTrigger + 1, 2)
     }
 
     var failure: StoreError? { lastFailure.withLock { $0 } }
@@ -129,10 +139,51 @@ final class Maintenance: Sendable {
         precondition(compactionThread.isCurrent, "compactAllOnThread runs on the compaction thread")
         do {
             try flushThread.sync { try flushPending() }
+            try checkNotPaused()
             try fullCompaction()
+        } catch is MaintenanceInterrupted {
+            throw StoreError(.suspended, "the store was suspended before the compaction finished; nothing of it was installed. Call resume() and retry")
         } catch {
             throw recordFailure(error, while: "compacting the store")
         }
+    }
+
+    // MARK: Lifecycle
+
+    /// Stops every job at its next check and waits until none runs (invariant 5). A merge is
+    /// abandoned, not finished: a suspension must not wait for it. Any thread but the
+    /// maintenance threads.
+    func pause() {
+        paused.store(true, ordering: .releasing)
+        flushThread.sync {}
+        compactionThread.sync {}
+    }
+
+    /// Runs work again after `pause()`, starting with whatever is due.
+    func unpause() {
+        paused.store(false, ordering: .releasing)
+        schedule()
+    }
+
+    /// In the background no compaction starts unless writes would stop for it (invariant 6);
+    /// flushes go on. Leaving the background schedules what was skipped.
+    func setBackground(_ background: Bool) {
+        inBackground.store(background, ordering: .releasing)
+        if !background { schedule() }
+    }
+
+    private var isPaused: Bool { paused.load(ordering: .acquiring) }
+
+    /// Throws `MaintenanceInterrupted` once `pause()` was called: the job in progress stops.
+    private func checkNotPaused() throws {
+        if isPaused { throw MaintenanceInterrupted() }
+    }
+
+    /// Whether a compaction may start now (invariants 5 and 6).
+    private var compactionAllowed: Bool {
+        if stopping.load(ordering: .relaxed) || isPaused { return false }
+        guard inBackground.load(ordering: .acquiring) else { return true }
+        return versions.published.latest().version.levels[0].count >= level0StopTrigger
     }
 
     /// Stops starting new work and waits for the running jobs. Called once, at close.
@@ -143,11 +194,15 @@ final class Maintenance: Sendable {
     /// finish it, so its reads kept paying for every level-0 file. A process killed
     /// mid-merge loses nothing either way: the merge's outputs count only once the manifest
     /// names them.
-    func shutdown() {
+    ///
+    /// `writingToDisk` is false for a store closed while suspended, or retired by a reload:
+    /// another process may own the directory by then, so nothing is written, not even the
+    /// manifest's close mark.
+    func shutdown(writingToDisk: Bool = true) {
         stopping.store(true, ordering: .relaxed)
         flushThread.sync {}
         compactionThread.sync {}
-        versions.closeManifest()
+        if writingToDisk { versions.closeManifest() } else { versions.closeManifestWithoutWriting() }
         progress.signal()
     }
 
@@ -156,6 +211,8 @@ final class Maintenance: Sendable {
     private func flushDue() {
         do {
             try flushPending()
+        } catch is MaintenanceInterrupted {
+            // Paused: the table stays queued for the flush after `unpause()`.
         } catch {
             _ = recordFailure(error, while: "flushing a memtable in the background")
         }
@@ -163,10 +220,12 @@ final class Maintenance: Sendable {
 
     private func compactDue() {
         do {
-            while !stopping.load(ordering: .relaxed), let plan = versions.pickCompaction() {
+            while compactionAllowed, let plan = versions.pickCompaction() {
                 try compact(plan)
                 lastFailure.withLock { $0 = nil }
             }
+        } catch is MaintenanceInterrupted {
+            // Paused: the merge was abandoned and is picked again after `unpause()`.
         } catch {
             _ = recordFailure(error, while: "compacting in the background")
         }
@@ -182,6 +241,7 @@ final class Maintenance: Sendable {
 
     private func flushPending() throws {
         while !stopping.load(ordering: .relaxed), let sealed = pending.withLock({ $0.first }) {
+            try checkNotPaused()
             try flush(sealed)
             pending.withLock { _ = $0.removeFirst() }
             lastFailure.withLock { $0 = nil }
@@ -199,7 +259,10 @@ final class Maintenance: Sendable {
     private func flush(_ sealed: SealedMemTable) throws {
         try options.failpoints?.handler(.beforeFlush)
         var output = SegmentOutput(level: 0, options: options)
+        var visited = 0
         try sealed.table.forEachNode { node in
+            visited &+= 1
+            if visited % MaintenanceInterrupted.checkInterval == 0 { try checkNotPaused() }
             guard node.sequence <= sealed.lastSequence else { return }
             // Key and value are borrowed from the memtable's arena: no copy per entry.
             try output.add(
@@ -216,6 +279,15 @@ final class Maintenance: Sendable {
             opened = [try SegmentTable.open(meta, directory: directory, fileSystem: fileSystem, cache: cache)]
         }
         try options.failpoints?.handler(.beforeManifestEdit)
+        do {
+            try checkNotPaused()
+        } catch {
+            // Abandoned before the edit: nobody will ever name the file.
+            if let number = edit.added.first?.fileNumber {
+                try? fileSystem.removeFile(fileSystem.path(directory, ManifestFormat.segmentFileName(number)))
+            }
+            throw error
+        }
         try versions.logAndApply(edit, opened: opened, flushed: sealed.table)
         flushCount.add(1, ordering: .relaxed)
     }
@@ -238,6 +310,7 @@ final class Maintenance: Sendable {
     }
 
     private func move(_ plan: CompactionPlan) throws {
+        try checkNotPaused()
         let files = plan.inputs[0].files
         let moved = files.map { file -> SegmentMeta in
             var meta = file.meta
@@ -266,7 +339,8 @@ final class Maintenance: Sendable {
         let deeper = versions.levels(below: plan.outputLevel)
         let merge = CompactionMerge(
             plan: plan, horizon: horizon, deeperLevels: deeper,
-            targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options)
+            targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options,
+            checkNotPaused: { try self.checkNotPaused() })
         var written: [UInt64] = []
         /// Set once the edit naming the outputs may have reached the manifest.
         var editAttempted = false
@@ -280,6 +354,7 @@ final class Maintenance: Sendable {
             try fileSystem.syncDirectory(directory)
             let opened = try result.outputs.map { try SegmentTable.open($0, directory: directory, fileSystem: fileSystem, cache: cache) }
             try options.failpoints?.handler(.beforeManifestEdit)
+            try checkNotPaused()
             let removed = plan.inputs.flatMap { input in input.files.map { (level: input.level, fileNumber: $0.number) } }
             editAttempted = true
             try versions.logAndApply(VersionEdit(added: result.outputs, removed: removed), opened: opened)
@@ -297,4 +372,11 @@ final class Maintenance: Sendable {
         progress.signal()
         logger.debug("compacted", metadata: ["reason": "\(plan.reason)", "in": "\(result.entriesIn)", "out": "\(result.entriesOut)"])
     }
+}
+
+/// Thrown inside a flush or merge when `Maintenance.pause()` stops it (invariant 5).
+struct MaintenanceInterrupted: Error {
+    /// Entries between two checks: a check is one atomic load, and at this interval a merge
+    /// stops within a fraction of a millisecond.
+    static let checkInterval = 1024
 }

@@ -6,7 +6,6 @@ import StrataIO
 /// memtable, and leave the log ready for appends. The rules it applies to damaged bytes are
 /// in docs/format/wal.md ("Recovery").
 struct OpenedStore {
-    let lock: any FileLock
     let memtable: MemTable
     let wal: WALWriter
     let lastSequence: UInt64
@@ -17,9 +16,11 @@ struct OpenedStore {
 }
 
 enum Recovery {
-    static let lockFileName = "LOCK"
+    static let lockFileName = StoreLock.fileName
 
-    static func open(path: String, options: StoreOptions) throws -> OpenedStore {
+    /// Opens the store at `path`: prepares the directory, takes `lock` (which must be this
+    /// path's) and replays. On failure the lock is released again.
+    static func open(path: String, lock: StoreLock, options: StoreOptions) throws -> OpenedStore {
         let fs = options.fileSystem
         guard options.walSegmentBytes >= 64 * 1024 else {
             throw StoreError(.invalidArgument, "walSegmentBytes is \(options.walSegmentBytes); it must be at least 65536")
@@ -32,20 +33,23 @@ enum Recovery {
         } catch let error as IOError {
             throw StoreError(error, while: "listing the store directory")
         }
-        let lock: any FileLock
+        try lock.acquire()
         do {
-            lock = try fs.lockFile(fs.path(path, lockFileName))
-        } catch let error as IOError where error.code == .wouldBlock {
-            throw StoreError(
-                .locked, "the store at \(path) is already open, in this process or another; close that Store first", file: fs.path(path, lockFileName))
-        } catch let error as IOError {
-            throw StoreError(error, while: "locking the store")
-        }
-        do {
-            return try replay(path: path, lock: lock, options: options)
+            return try replay(path: path, options: options)
         } catch {
-            try? lock.unlock()
+            lock.release()
             throw mapEngineError(error, while: "opening the store at \(path)")
+        }
+    }
+
+    /// Reads the store's state from disk again, as an open does, for a store that already
+    /// holds its lock: `resume()` after another process changed the store. The lock stays
+    /// held whatever happens.
+    static func reload(path: String, options: StoreOptions, into published: PublishedState) throws -> OpenedStore {
+        do {
+            return try replay(path: path, options: options, published: published)
+        } catch {
+            throw mapEngineError(error, while: "reloading the store at \(path)")
         }
     }
 
@@ -122,7 +126,7 @@ enum Recovery {
         }
     }
 
-    private static func replay(path: String, lock: any FileLock, options: StoreOptions) throws -> OpenedStore {
+    private static func replay(path: String, options: StoreOptions, published existing: PublishedState? = nil) throws -> OpenedStore {
         let fs = options.fileSystem
         let logger = options.logger
         let names = Set(try fs.listDirectory(path))
@@ -274,12 +278,19 @@ enum Recovery {
         let manifest = try ManifestWriter.install(
             number: manifestNumber, snapshot: VersionSet.snapshotEdit(loaded.state, Array(loaded.segments.values)),
             fileSystem: fs, directory: path)
-        let published = PublishedState(ReadView(version: Version(memtable: memtable, levels: levels), sequence: lastSequence))
+        let view = ReadView(version: Version(memtable: memtable, levels: levels), sequence: lastSequence)
+        let published: PublishedState
+        if let existing {
+            existing.reset(to: view)
+            published = existing
+        } else {
+            published = PublishedState(view)
+        }
         let versions = VersionSet(
             published: published, wal: inventory, manifest: manifest, state: loaded.state,
             directory: path, options: options)
         return OpenedStore(
-            lock: lock, memtable: memtable, wal: wal, lastSequence: lastSequence, report: report,
+            memtable: memtable, wal: wal, lastSequence: lastSequence, report: report,
             versions: versions, cache: cache)
     }
 

@@ -97,6 +97,13 @@ final class ManifestWriter {
     /// taken for a torn append and dropped (invariant 4). A failed mark changes nothing the
     /// store relies on: every edit before it was already synced.
     func closeWithMark() {
+        writeMarkIfNeeded()
+        close()
+    }
+
+    /// Appends the close mark when the last record is an edit, keeping the file open: a
+    /// suspension, after which this store may go on appending.
+    func writeMarkIfNeeded() {
         if handle != nil, !broken, !lastRecordProven {
             do {
                 try append(VersionEdit())
@@ -105,7 +112,6 @@ final class ManifestWriter {
                 // The file is abandoned (invariant 3); the next open installs a new one.
             }
         }
-        close()
     }
 
     /// Moves to `replacement`, closing this writer's file.

@@ -9,13 +9,23 @@ import Synchronization
 ///    (Writer invariant 3), so a reader never sees a commit that a crash could take back,
 ///    except `.buffered` commits, which promise only to survive a process crash.
 ///
+/// 3. While the store is suspended or closed, no new read gets a view (`admission`); the
+///    store sets it before it stops its writer, so no read starts after a suspension began.
+///
 /// Taking a read view costs one uncontended lock and a retain; the writer holds the same lock
-/// only to swap two words, so readers never wait for a commit.
+/// only to swap two words, so readers never wait for a commit. The object lives as long as
+/// the store: a reload after `resume()` installs the reloaded state here (`reset`).
 final class PublishedState: Sendable {
+    /// Whether new reads are served.
+    enum Admission {
+        case open
+        case suspended
+        case closed
+    }
+
     private struct State {
         var view: ReadView
-        /// False once the store starts closing: reads then fail with `.closed`.
-        var isOpen = true
+        var admission = Admission.open
     }
 
     private let state: Locked<State>
@@ -24,10 +34,20 @@ final class PublishedState: Sendable {
         state = Locked(State(view: view))
     }
 
-    /// The view a new read sees, or nil once the store is closing. One lock for both, so a
-    /// read costs a single uncontended lock.
-    func current() -> ReadView? {
-        state.withLock { $0.isOpen ? $0.view : nil }
+    /// The view a new read sees. Throws `.suspended` or `.closed` while the store serves no
+    /// reads. One lock for both, so a read costs a single uncontended lock.
+    func current() throws(StoreError) -> ReadView {
+        let (view, admission) = state.withLock { ($0.view, $0.admission) }
+        switch admission {
+        case .open: return view
+        case .suspended: throw StoreError.suspended()
+        case .closed: throw StoreError.closed()
+        }
+    }
+
+    /// Throws as `current()` does when new reads are refused.
+    func checkAdmission() throws(StoreError) {
+        _ = try current()
     }
 
     /// The latest view, open or not (for figures that outlive a close).
@@ -51,7 +71,13 @@ final class PublishedState: Sendable {
         }
     }
 
-    func markClosing() {
-        state.withLock { $0.isOpen = false }
+    func setAdmission(_ admission: Admission) {
+        state.withLock { $0.admission = admission }
+    }
+
+    /// Installs the state a reload read from disk. The sequence may be anything: another
+    /// process wrote the store meanwhile (invariant 1 holds within one loaded state).
+    func reset(to view: ReadView) {
+        state.withLock { $0.view = view }
     }
 }

@@ -182,6 +182,17 @@ final class VersionSet: @unchecked Sendable {
         installLock.withLock { _ in manifest.closeWithMark() }
     }
 
+    /// Marks the manifest's last edit synced, keeping it open (a suspension).
+    func markManifest() {
+        installLock.withLock { _ in manifest.writeMarkIfNeeded() }
+    }
+
+    /// Closes the manifest without appending anything: the store no longer owns the
+    /// directory (closed while suspended, or replaced by a reload).
+    func closeManifestWithoutWriting() {
+        installLock.withLock { _ in manifest.close() }
+    }
+
     // MARK: Invariants
 
     /// Invariants 2 and 4; compiled into debug builds only. Install-locked.

@@ -177,6 +177,19 @@ final class WALWriter {
         checkInvariants()
     }
 
+    /// True when nothing follows this writer's last record in the segment: the bytes past
+    /// `offset` are still the zeros it preallocated (invariant 4), or the file ends there.
+    /// Another process that appended to the segment while this store was suspended wrote
+    /// a record there.
+    func isUntouchedPastEnd() throws -> Bool {
+        let size = try handle.size()
+        guard size >= Int64(offset) else { return false }
+        // A record starts at `offset`, or at the next block when fewer than a header's bytes
+        // are left in this one (those are zero padding): two headers' worth covers both.
+        let probe = try handle.read(at: Int64(offset), count: 2 * WALFormat.fragmentHeaderSize)
+        return probe.allSatisfy { $0 == 0 }
+    }
+
     func close() throws {
         try handle.close()
     }

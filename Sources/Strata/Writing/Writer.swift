@@ -27,6 +27,9 @@ import Synchronization
 ///    request fail, and the writer never writes again (a failed fsync leaves the log in an
 ///    unknown state, so retrying it would be a lie). Reopening recovers.
 /// 5. One round takes at most `maxGroupRequests` requests, so a round's latency is bounded.
+/// 6. While `intake` is not `.open`, nothing is queued: `suspend()` empties the queue when it
+///    closes the intake, and fails what it took with `.suspended`, after the round in flight
+///    has delivered its outcomes (so a failure never overtakes an earlier commit).
 ///
 /// The pending queue is not bounded: a synchronous or async caller has at most one request in
 /// it (it waits for the outcome), so only `asyncWrite` callers can grow it, and bounding it
@@ -60,10 +63,19 @@ final class Writer: @unchecked Sendable {
         case close(Completion)
     }
 
+    /// Whether `submit` queues requests, and what it tells the caller when it does not.
+    private enum Intake {
+        case open
+        /// Suspended: may open again (`resume`).
+        case suspended
+        /// Closed or retired for good; the error callers get.
+        case retired(StoreError)
+    }
+
     private struct PendingState {
         var requests: [Request] = []
         var draining = false
-        var accepting = true
+        var intake = Intake.open
     }
 
     static let maxGroupRequests = 1024
@@ -82,6 +94,9 @@ final class Writer: @unchecked Sendable {
     let stallCount = Atomic<Int>(0)
     let stallMicroseconds = Atomic<Int>(0)
     let isStalled = Atomic<Bool>(false)
+    /// Set while a suspension is under way: a round waiting for room gives up (a suspension
+    /// also pauses the flushes it would wait for).
+    private let suspending = Atomic<Bool>(false)
 
     // Writer-confined (invariant 1).
     private var memtable: MemTable
@@ -111,21 +126,96 @@ final class Writer: @unchecked Sendable {
         DispatchQueue.getSpecific(key: Writer.queueKey) == ObjectIdentifier(self)
     }
 
-    /// Queues a request. Returns false, without queueing, once the writer is closing.
-    func submit(_ request: Request) -> Bool {
+    /// Queues a request. Returns nil once queued; otherwise, without queueing, the error the
+    /// caller gets: `.suspended` while the writer is suspended, `.closed` once it is closing.
+    func submit(_ request: Request) -> StoreError? {
         let isClose: Bool
         if case .close = request { isClose = true } else { isClose = false }
-        let startDrain: Bool? = pending.withLock { state in
-            guard state.accepting else { return nil }
+        let outcome: Result<Bool, StoreError> = pending.withLock { state in
+            switch state.intake {
+            case .open: break
+            case .suspended: return .failure(StoreError.suspended())
+            case .retired(let error): return .failure(error)
+            }
             state.requests.append(request)
-            if isClose { state.accepting = false }
-            if state.draining { return false }
+            if isClose { state.intake = .retired(StoreError.closed()) }
+            if state.draining { return .success(false) }
             state.draining = true
-            return true
+            return .success(true)
         }
-        guard let startDrain else { return false }
-        if startDrain { queue.async { self.drain() } }
-        return true
+        switch outcome {
+        case .failure(let error): return error
+        case .success(let startDrain):
+            if startDrain { queue.async { self.drain() } }
+            return nil
+        }
+    }
+
+    // MARK: Suspension (any thread but the writer's)
+
+    /// Stops taking requests, lets the round in flight finish, fails every queued request
+    /// that had not started with `.suspended`, and makes every commit durable (a sync mark,
+    /// docs/format/wal.md). Returns the error of that last step, if any; the writer is then
+    /// in failure (invariant 4). Does nothing unless the writer is open.
+    func suspend() -> StoreError? {
+        suspending.store(true, ordering: .releasing)
+        defer { suspending.store(false, ordering: .releasing) }
+        let dropped: [Request]? = pending.withLock { state in
+            guard case .open = state.intake else { return nil }
+            state.intake = .suspended
+            defer { state.requests.removeAll() }
+            return state.requests
+        }
+        guard let dropped else { return nil }
+        // A round waiting for room wakes now rather than at its next timeout.
+        maintenance.progress.signal()
+        // Queued behind the drain in flight (the queue is serial), so its outcomes are
+        // delivered first.
+        return queue.sync {
+            for request in dropped { fail(request, StoreError.suspended()) }
+            guard failure == nil else { return failure }
+            do {
+                try wal.writeSyncMarkIfNeeded(sequence: lastAssigned)
+            } catch {
+                enterFailure(error, while: "syncing the WAL to suspend")
+            }
+            return failure
+        }
+    }
+
+    /// Takes requests again after `suspend()`.
+    func resume() {
+        pending.withLock { state in
+            if case .suspended = state.intake { state.intake = .open }
+        }
+    }
+
+    /// Takes no more requests, ever, and closes the WAL without writing to it: the store was
+    /// suspended (so everything is durable already) and either closes or reloads its state
+    /// from disk, where another process may have written since. `error` is what later callers get.
+    func retire(with error: StoreError) {
+        let dropped = pending.withLock { state -> [Request] in
+            state.intake = .retired(error)
+            defer { state.requests.removeAll() }
+            return state.requests
+        }
+        queue.sync {
+            for request in dropped { fail(request, error) }
+            try? wal.close()
+        }
+    }
+
+    /// Whether the active WAL segment is as this writer left it: nothing written past its
+    /// end. Part of `resume()`'s check for another process's writes.
+    func walIsUntouched() throws -> Bool {
+        try queue.sync { try wal.isUntouchedPastEnd() }
+    }
+
+    private func fail(_ request: Request, _ error: StoreError) {
+        switch request {
+        case .transaction(let transaction): transaction.complete(error)
+        case .sync(let completion), .seal(let completion), .close(let completion): completion(error)
+        }
     }
 
     private func drain() {
@@ -331,7 +421,10 @@ final class Writer: @unchecked Sendable {
             stallMicroseconds.add(Int((DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1000), ordering: .relaxed)
         }
         var retried = false
+        // Work skipped while the store was in the background is due now.
+        maintenance.schedule()
         while mustWait {
+            if suspending.load(ordering: .acquiring) { throw StoreError.suspended() }
             if let failure = maintenance.failure {
                 guard !retried else {
                     throw StoreError(

@@ -1,0 +1,225 @@
+import Dispatch
+import StrataIO
+
+// Lifecycle and suspension: docs/architecture.md, "Lifecycle". Every change of phase but the
+// cheap ones (entering and leaving the background) holds `transitions`, so they happen one
+// at a time; calls read the phase under `core` and never wait for a change in progress.
+extension Store {
+    /// The store's current state. See ``Lifecycle``.
+    public var lifecycle: Lifecycle { core.withLock { $0.phase } }
+
+    /// Tells the store the app left the foreground: every call is still served, but no new
+    /// compaction starts (unless writes would stop for one), so a ``suspend()`` soon after
+    /// has less to stop. ``resume()`` returns to `.active`. Does nothing unless active.
+    public func enterBackground() {
+        let engine = core.withLock { core -> Engine? in
+            guard core.phase == .active else { return nil }
+            core.phase = .background
+            return core.engine
+        }
+        engine?.maintenance.setBackground(true)
+    }
+
+    /// Suspends the store, blocking until it is done: call it before the app may be frozen
+    /// (for example when a background task's time runs out).
+    ///
+    /// From the moment it is called, every call fails at once with the retryable
+    /// ``StoreError/Code/suspended`` error. When it returns:
+    /// - the group commit that was in flight has finished, and every write that was queued
+    ///   behind it has failed with `.suspended` through its caller's own path (a throw, an
+    ///   async throw or a completion): nothing is dropped silently;
+    /// - every commit acknowledged before, `.buffered` ones included, is durable;
+    /// - flushes and compactions have stopped at a safe point (a merge in progress is
+    ///   abandoned, not awaited);
+    /// - the store holds no file lock, so the system will not terminate a frozen app for
+    ///   it, and another process may open the store.
+    ///
+    /// Suspending a suspended or closed store does nothing.
+    ///
+    /// - Throws: only when making earlier commits durable failed. The store is suspended
+    ///   and unlocked even then, and refuses writes after ``resume()`` (`.readOnly`) until
+    ///   it is reopened. `.invalidArgument` when called from inside a write transaction.
+    public func suspend() throws {
+        let engine = self.engine
+        if engine.writer.isCurrentThreadWriter {
+            throw StoreError(
+                .invalidArgument, "suspend() was called from inside a write transaction and would wait for itself; call it after the write returns")
+        }
+        try transitions.withLock { _ in try suspendLocked() }
+    }
+
+    /// Suspends the store as ``suspend()`` does, suspending the calling task instead of
+    /// blocking its thread.
+    public func suspend() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            // A thread outside the cooperative pool waits for the writer and the maintenance
+            // threads.
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try self.suspend() })
+            }
+        }
+    }
+
+    /// Makes the store serve calls again after ``suspend()`` (or after
+    /// ``enterBackground()``).
+    ///
+    /// Takes the store's lock without waiting. If another process changed the store while
+    /// it was suspended, reads its state from disk again before serving any call and
+    /// returns ``ResumeOutcome/reloaded(from:to:)``; snapshots taken before keep reading
+    /// what they saw. Resuming an active store does nothing.
+    ///
+    /// - Throws: `.locked` when another process holds the store (the store stays suspended;
+    ///   try again later); `.closed` after ``close()``; what opening would throw when the
+    ///   other process left the store damaged (the store stays suspended).
+    @discardableResult
+    public func resume() throws -> ResumeOutcome {
+        if engine.writer.isCurrentThreadWriter {
+            throw StoreError(.invalidArgument, "resume() was called from inside a write transaction; a store running a transaction is not suspended")
+        }
+        return try transitions.withLock { _ in try resumeLocked() }
+    }
+
+    /// Closes the store: waits for queued writes, makes `.buffered` commits durable, lets a
+    /// flush or compaction already running finish (it starts no new one), closes the files
+    /// and releases the lock. Idempotent. Later calls on the store throw `.closed`.
+    ///
+    /// A suspended store closes without touching its files: they are durable already, and
+    /// another process may be using them.
+    ///
+    /// A compaction can take a few seconds on a large store. Closing is not needed for
+    /// safety: a process killed without closing loses no commit (a `.buffered` one is lost
+    /// only if the machine also loses power before the system writes it out).
+    public func close() throws {
+        if engine.writer.isCurrentThreadWriter {
+            throw StoreError(.invalidArgument, "close() was called from inside a write transaction; close the store after the write returns")
+        }
+        try transitions.withLock { _ in try closeLocked() }
+    }
+
+    // MARK: Transitions (holding `transitions`)
+
+    private func suspendLocked() throws {
+        let engine = core.withLock { core -> Engine? in
+            guard core.phase == .active || core.phase == .background else { return nil }
+            core.phase = .suspended
+            return core.engine
+        }
+        guard let engine else { return }
+        // Invariant 1: reads refused before anything stops.
+        published.setAdmission(.suspended)
+        // The writer finishes its round and syncs while the maintenance threads notice the
+        // pause: neither waits for the other.
+        let pausing = DispatchSemaphore(value: 0)
+        let maintenance = engine.maintenance
+        DispatchQueue.global(qos: .userInitiated).async {
+            maintenance.pause()
+            pausing.signal()
+        }
+        var failure = engine.writer.suspend()
+        pausing.wait()
+        engine.versions.markManifest()
+        do {
+            let fingerprint = try DirectoryFingerprint.capture(directory: path, fileSystem: options.fileSystem)
+            core.withLock { $0.fingerprint = fingerprint }
+        } catch {
+            // Without a fingerprint, resume() reloads: always correct, only slower.
+            failure = failure ?? StoreError.wrapping(error, while: "recording the store's files before suspending")
+        }
+        lock.release()
+        checkLifecycleInvariants()
+        if let failure { throw failure }
+    }
+
+    private func resumeLocked() throws -> ResumeOutcome {
+        let (phase, engine, fingerprint) = core.withLock { core in
+            if core.phase == .background { core.phase = .active }
+            return (core.phase, core.engine, core.fingerprint)
+        }
+        switch phase {
+        case .active, .background:
+            engine.maintenance.setBackground(false)
+            return .unchanged
+        case .closed:
+            throw StoreError.closed()
+        case .suspended:
+            break
+        }
+        try lock.acquire()
+        do {
+            let now = try DirectoryFingerprint.capture(directory: path, fileSystem: options.fileSystem)
+            if let fingerprint, fingerprint == now, try engine.writer.walIsUntouched() {
+                engine.writer.resume()
+                engine.maintenance.unpause()
+                finishResuming(with: engine)
+                return .unchanged
+            }
+            let from = published.latest().sequence
+            // Load first: if the other process left something this store cannot read, the
+            // old engine stays, suspended, and a later resume tries again.
+            let opened = try Recovery.reload(path: path, options: options, into: published)
+            engine.retire(with: StoreError(.suspended, "the store reloaded its state after another process wrote to it; retry the call"))
+            finishResuming(with: Engine(opened: opened, directory: path, options: options, snapshots: snapshots))
+            return .reloaded(from: from, to: opened.lastSequence)
+        } catch {
+            lock.release()
+            throw StoreError.wrapping(error, while: "resuming the store")
+        }
+    }
+
+    private func finishResuming(with engine: Engine) {
+        core.withLock { core in
+            core.engine = engine
+            core.fingerprint = nil
+            core.phase = .active
+        }
+        published.setAdmission(.open)
+        checkLifecycleInvariants()
+    }
+
+    private func closeLocked() throws {
+        let (phase, engine) = core.withLock { core in
+            defer {
+                core.phase = .closed
+                core.fingerprint = nil
+            }
+            return (core.phase, core.engine)
+        }
+        published.setAdmission(.closed)
+        switch phase {
+        case .closed:
+            return
+        case .suspended:
+            engine.retire(with: StoreError.closed())
+            lock.releaseForGood()
+        case .active, .background:
+            let done = DispatchSemaphore(value: 0)
+            let outcome = Locked<(any Error)?>(nil)
+            let refused = engine.writer.submit(
+                .close({ error in
+                    outcome.withLock { $0 = error }
+                    done.signal()
+                }))
+            if refused == nil { done.wait() }
+            engine.maintenance.shutdown()
+            lock.releaseForGood()
+            if let error = outcome.withLock({ $0 }) { throw error }
+        }
+        checkLifecycleInvariants()
+    }
+
+    /// Invariants 2 and 3 of `Core`; compiled into debug builds only. Holding `transitions`.
+    private func checkLifecycleInvariants() {
+        #if STRATA_INTERNAL_CHECKS
+            let (phase, fingerprint) = core.withLock { ($0.phase, $0.fingerprint) }
+            let held = lock.isHeld
+            switch phase {
+            case .active, .background:
+                precondition(held, "Store: serving calls without holding the lock")
+                precondition(fingerprint == nil, "Store invariant 3: a fingerprint outside suspension")
+            case .suspended, .closed:
+                precondition(!held, "Store invariant 2: suspended or closed, yet holding the lock")
+            }
+            lock.checkInvariants()
+        #endif
+    }
+}
