@@ -20,6 +20,10 @@ public struct Failpoints: Sendable {
         case beforeManifestEdit
         /// A new manifest is about to be written and renamed into place.
         case beforeManifestInstall
+        /// `suspend()` has refused new calls, stopped the writer's intake and asked flushes
+        /// and compactions to stop; it has not yet waited for the round in flight or for
+        /// them. A throw here is ignored.
+        case suspending
     }
 
     public var handler: @Sendable (Point) throws -> Void

@@ -107,16 +107,13 @@ extension Store {
         guard let engine else { return }
         // Invariant 1: reads refused before anything stops.
         published.setAdmission(.suspended)
-        // The writer finishes its round and syncs while the maintenance threads notice the
-        // pause: neither waits for the other.
-        let pausing = DispatchSemaphore(value: 0)
-        let maintenance = engine.maintenance
-        DispatchQueue.global(qos: .userInitiated).async {
-            maintenance.pause()
-            pausing.signal()
-        }
-        var failure = engine.writer.suspend()
-        pausing.wait()
+        // Both stop requests first, so the writer's round in flight and a merge in progress
+        // stop at once, without waiting for each other.
+        engine.maintenance.requestPause()
+        let dropped = engine.writer.closeIntake()
+        try? options.failpoints?.handler(.suspending)
+        var failure = dropped.flatMap { engine.writer.finishSuspending(dropped: $0) }
+        engine.maintenance.waitUntilIdle()
         engine.versions.markManifest()
         do {
             let fingerprint = try DirectoryFingerprint.capture(directory: path, fileSystem: options.fileSystem)

@@ -150,11 +150,14 @@ final class Maintenance: Sendable {
 
     // MARK: Lifecycle
 
-    /// Stops every job at its next check and waits until none runs (invariant 5). A merge is
-    /// abandoned, not finished: a suspension must not wait for it. Any thread but the
-    /// maintenance threads.
-    func pause() {
+    /// Asks every job to stop at its next check (invariant 5). A merge is abandoned, not
+    /// finished: a suspension must not wait for it. `waitUntilIdle` waits for them.
+    func requestPause() {
         paused.store(true, ordering: .releasing)
+    }
+
+    /// Waits until no job runs. Any thread but the maintenance threads.
+    func waitUntilIdle() {
         flushThread.sync {}
         compactionThread.sync {}
     }

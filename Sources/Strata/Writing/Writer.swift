@@ -27,9 +27,9 @@ import Synchronization
 ///    request fail, and the writer never writes again (a failed fsync leaves the log in an
 ///    unknown state, so retrying it would be a lie). Reopening recovers.
 /// 5. One round takes at most `maxGroupRequests` requests, so a round's latency is bounded.
-/// 6. While `intake` is not `.open`, nothing is queued: `suspend()` empties the queue when it
-///    closes the intake, and fails what it took with `.suspended`, after the round in flight
-///    has delivered its outcomes (so a failure never overtakes an earlier commit).
+/// 6. While `intake` is not `.open`, nothing is queued: `closeIntake()` empties the queue, and
+///    `finishSuspending` fails what it took with `.suspended` after the round in flight has
+///    delivered its outcomes (so a failure never overtakes an earlier commit).
 ///
 /// The pending queue is not bounded: a synchronous or async caller has at most one request in
 /// it (it waits for the outcome), so only `asyncWrite` callers can grow it, and bounding it
@@ -153,22 +153,27 @@ final class Writer: @unchecked Sendable {
 
     // MARK: Suspension (any thread but the writer's)
 
-    /// Stops taking requests, lets the round in flight finish, fails every queued request
-    /// that had not started with `.suspended`, and makes every commit durable (a sync mark,
-    /// docs/format/wal.md). Returns the error of that last step, if any; the writer is then
-    /// in failure (invariant 4). Does nothing unless the writer is open.
-    func suspend() -> StoreError? {
+    /// The first half of a suspension: stops taking requests and takes the queued ones that
+    /// have not started, for `finishSuspending`. Nil unless the writer was open.
+    func closeIntake() -> [Request]? {
         suspending.store(true, ordering: .releasing)
-        defer { suspending.store(false, ordering: .releasing) }
         let dropped: [Request]? = pending.withLock { state in
             guard case .open = state.intake else { return nil }
             state.intake = .suspended
             defer { state.requests.removeAll() }
             return state.requests
         }
-        guard let dropped else { return nil }
+        if dropped == nil { suspending.store(false, ordering: .releasing) }
         // A round waiting for room wakes now rather than at its next timeout.
         maintenance.progress.signal()
+        return dropped
+    }
+
+    /// The second half: lets the round in flight finish, fails `dropped` with `.suspended`,
+    /// and makes every commit durable (a sync mark, docs/format/wal.md). Returns the error of
+    /// that last step, if any; the writer is then in failure (invariant 4).
+    func finishSuspending(dropped: [Request]) -> StoreError? {
+        defer { suspending.store(false, ordering: .releasing) }
         // Queued behind the drain in flight (the queue is serial), so its outcomes are
         // delivered first.
         return queue.sync {
@@ -183,7 +188,10 @@ final class Writer: @unchecked Sendable {
         }
     }
 
-    /// Takes requests again after `suspend()`.
+    /// Requests queued and not yet taken by a round; for tests.
+    var queuedRequestCount: Int { pending.withLock { $0.requests.count } }
+
+    /// Takes requests again after a suspension.
     func resume() {
         pending.withLock { state in
             if case .suspended = state.intake { state.intake = .open }
