@@ -2,7 +2,7 @@
 ///
 /// An app can be frozen at any moment, and iOS terminates a suspended app that holds a file
 /// lock in a shared container (exception code 0xdead10cc). Drive these states from the app's
-/// lifecycle: ``Store/enterBackground()`` when it leaves the foreground, ``Store/suspend()``
+/// lifecycle: ``Store/enterBackground()`` when it leaves the foreground, `suspend()`
 /// before it may be frozen, ``Store/resume()`` before any code touches the store again.
 public enum Lifecycle: Sendable, Equatable {
     /// Every call is served; flushes and compactions run as needed.

@@ -33,7 +33,13 @@ public final class Store: Sendable {
     /// changes happen one at a time and each sees the phase the previous one left.
     let transitions = Locked(())
     /// Callback completions run here, in commit order, never on the writer queue.
-    private let completionQueue = DispatchQueue(label: "strata.completions")
+    let completionQueue: DispatchQueue = {
+        let queue = DispatchQueue(label: "strata.completions")
+        queue.setSpecific(key: Store.completionQueueKey, value: ())
+        return queue
+    }()
+    /// Set on `completionQueue`: `suspend()` called from a completion must not wait for it.
+    static let completionQueueKey = DispatchSpecificKey<Void>()
 
     /// The phase (as ``Lifecycle``) and the engine serving it.
     ///

@@ -9,7 +9,7 @@ extension Store {
     public var lifecycle: Lifecycle { core.withLock { $0.phase } }
 
     /// Tells the store the app left the foreground: every call is still served, but no new
-    /// compaction starts (unless writes would stop for one), so a ``suspend()`` soon after
+    /// compaction starts (unless writes would stop for one), so a `suspend()` soon after
     /// has less to stop. ``resume()`` returns to `.active`. Does nothing unless active.
     public func enterBackground() {
         let engine = core.withLock { core -> Engine? in
@@ -27,7 +27,9 @@ extension Store {
     /// ``StoreError/Code/suspended`` error. When it returns:
     /// - the group commit that was in flight has finished, and every write that was queued
     ///   behind it has failed with `.suspended` through its caller's own path (a throw, an
-    ///   async throw or a completion): nothing is dropped silently;
+    ///   async throw or a completion): nothing is dropped silently. Every `asyncWrite`
+    ///   completion for them has run, unless `suspend()` is itself called from such a
+    ///   completion (later completions then run after it returns);
     /// - every commit acknowledged before, `.buffered` ones included, is durable;
     /// - flushes and compactions have stopped at a safe point (a merge in progress is
     ///   abandoned, not awaited);
@@ -46,9 +48,17 @@ extension Store {
                 .invalidArgument, "suspend() was called from inside a write transaction and would wait for itself; call it after the write returns")
         }
         try transitions.withLock { _ in try suspendLocked() }
+        // Callback writes learn their outcome on the completion queue: wait until every
+        // completion posted so far has run, so that when suspend() returns each caller has
+        // been told (outside `transitions`, so a completion that calls a lifecycle method
+        // cannot deadlock with it). From a completion itself the later ones cannot be waited
+        // for.
+        if DispatchQueue.getSpecific(key: Store.completionQueueKey) == nil {
+            completionQueue.sync {}
+        }
     }
 
-    /// Suspends the store as ``suspend()`` does, suspending the calling task instead of
+    /// Suspends the store as `suspend()` does, suspending the calling task instead of
     /// blocking its thread.
     public func suspend() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -60,7 +70,7 @@ extension Store {
         }
     }
 
-    /// Makes the store serve calls again after ``suspend()`` (or after
+    /// Makes the store serve calls again after `suspend()` (or after
     /// ``enterBackground()``).
     ///
     /// Takes the store's lock without waiting. If another process changed the store while
