@@ -55,6 +55,18 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Suspension latency under load: suspend() while 8 writers run and a full compaction
+        // is in progress, and resume(), unchanged and after another Store wrote:
+        //   swift run -c release --package-path Benchmarks strata-lifecycle --num 2000000
+        .executableTarget(
+            name: "strata-lifecycle",
+            dependencies: [
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/StrataLifecycle",
+            swiftSettings: strictSettings
+        ),
         // Microbenchmarks of the hot paths, with allocation thresholds in Thresholds/.
         .executableTarget(
             name: "StrataMicro",

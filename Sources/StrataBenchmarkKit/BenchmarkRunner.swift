@@ -125,6 +125,7 @@ struct WorkloadDriver {
         case .syncconc8: return try syncConcurrent()
         case .readwhilewriting: return try readWhileWriting()
         case .overwrite: return try overwrite()
+        case .fillsingle: return try fillSingle()
         }
     }
 
@@ -373,6 +374,28 @@ struct WorkloadDriver {
             let verification = try checkGets(store, .fillsync, keys: count)
             return BenchmarkResult(
                 engine: engine.name, workload: .fillsync, ops: count, seconds: stopwatch.seconds,
+                verification: verification)
+        }
+    }
+
+    /// One put per transaction, buffered, from one thread: the way most app code writes, and
+    /// where a thread hand-off per commit shows.
+    func fillSingle() throws -> BenchmarkResult {
+        let count = max(settings.keyCount / 10, 1)
+        var random = BenchmarkRandom(seed: seed(.fillsingle, 1))
+        var order = Array(0..<count)
+        order.shuffle(using: &random)
+        var values = BenchmarkValues(seed: seed(.fillsingle, 2), length: settings.valueLength)
+        let puts = order.map { [KeyValue(key: BenchmarkKey.make($0), value: values.next())] }
+        return try withStore(.fillsingle, fresh: true, durability: .buffered) { store in
+            var stopwatch = Stopwatch()
+            try stopwatch.time {
+                for put in puts { try store.write(put) }
+                try store.sync()
+            }
+            let verification = try checkGets(store, .fillsingle, keys: count)
+            return BenchmarkResult(
+                engine: engine.name, workload: .fillsingle, ops: count, seconds: stopwatch.seconds,
                 verification: verification)
         }
     }

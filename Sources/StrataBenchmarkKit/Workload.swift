@@ -1,5 +1,6 @@
 // The eight standard workloads (shared/bench/WORKLOADS.md, "Workloads"), in the page's order,
-// which is also the order they run in.
+// which is also the order they run in, then the rows added for the ways apps write
+// (fillsingle: one put per transaction, as most app code commits).
 import Foundation
 
 public enum Workload: String, CaseIterable, Sendable {
@@ -11,6 +12,7 @@ public enum Workload: String, CaseIterable, Sendable {
     case syncconc8
     case readwhilewriting
     case overwrite
+    case fillsingle
 
     /// What the workload does, as the page says it.
     public var summary: String {
@@ -23,6 +25,7 @@ public enum Workload: String, CaseIterable, Sendable {
         case .syncconc8: "8 threads, each 125 transactions of one put, each durable, all at once"
         case .readwhilewriting: "readrandom on 1 thread while another thread overwrites random keys in 1000-put transactions"
         case .overwrite: "on the fillrandom store: N puts to random existing keys, 1000 per transaction, then compact"
+        case .fillsingle: "fresh store, N/10 transactions of one put each in random key order, buffered, one thread, one sync at the end"
         }
     }
 
@@ -32,7 +35,7 @@ public enum Workload: String, CaseIterable, Sendable {
         case .fillseq, .fillrandom, .overwrite: "put"
         case .readrandom, .readwhilewriting: "get"
         case .readseq: "entry"
-        case .fillsync, .syncconc8: "commit"
+        case .fillsync, .syncconc8, .fillsingle: "commit"
         }
     }
 
@@ -45,7 +48,7 @@ public enum Workload: String, CaseIterable, Sendable {
     public var needsFillrandomStore: Bool {
         switch self {
         case .readrandom, .readseq, .readwhilewriting, .overwrite: true
-        case .fillseq, .fillrandom, .fillsync, .syncconc8: false
+        case .fillseq, .fillrandom, .fillsync, .syncconc8, .fillsingle: false
         }
     }
 

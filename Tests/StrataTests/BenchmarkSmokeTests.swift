@@ -31,6 +31,7 @@ struct BenchmarkSmokeTests {
                     switch result.workload {
                     case .fillsync: settings.syncCommits
                     case .syncconc8: settings.concurrentThreads * settings.commitsPerThread
+                    case .fillsingle: max(settings.keyCount / 10, 1)
                     default: settings.keyCount
                     }
                 #expect(result.ops == expectedOps, "\(result.workload)")

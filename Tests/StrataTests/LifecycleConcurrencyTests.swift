@@ -93,7 +93,8 @@ struct LifecycleConcurrencyTests {
         /// Held around every suspend-and-check and every resume, so a check sees the store
         /// suspended (another lifecycle thread would otherwise resume it in between). Close
         /// and enterBackground still race with both.
-        let checking = Locked(())
+        /// (The count is only there so the lock guards a value.)
+        let checking = Locked(0)
 
         for worker in 0..<workers {
             let workerSeed = seed &+ UInt64(worker) &* 0x9E37_79B9
@@ -208,12 +209,14 @@ struct LifecycleConcurrencyTests {
                     case 1:
                         // Under `checking`, so it never lands between another thread's
                         // suspend() and its lock check.
-                        checking.withLock { _ in
+                        checking.withLock { checks in
+                            checks += 1
                             do { _ = try store.resume() } catch let error as StoreError where error.code == .closed || error.code == .locked {
                             } catch { log.problem("\(context): resume failed: \(error)") }
                         }
                     default:
-                        checking.withLock { _ in
+                        checking.withLock { checks in
+                            checks += 1
                             do {
                                 try store.suspend()
                             } catch {

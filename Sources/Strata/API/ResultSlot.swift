@@ -1,3 +1,5 @@
+import StrataIO
+
 /// Carries a transaction's result from the writer queue to the caller.
 ///
 /// @unchecked Sendable: `T` may not be Sendable (synchronous writes), and the fields are plain
@@ -33,21 +35,31 @@ final class ResultSlot<T>: @unchecked Sendable {
 /// calls the body only before that completion; so the body is used by one thread at a time,
 /// and the wait orders the accesses. `clear()` runs after the wait, dropping the closure so
 /// it does not outlive the caller's `withoutActuallyEscaping`.
+///
+/// The closure is read and cleared under a lock even so: an async caller is resumed through
+/// the concurrency runtime, whose ordering ThreadSanitizer does not see, and without the lock
+/// it reported `clear()` racing the writer's read (a false report, but one that would hide
+/// real ones). The lock is never contended.
 final class BodyCell<T>: @unchecked Sendable {
     private var body: ((WriteTransaction) throws -> T)?
+    /// Orders `run`'s read of `body` before `clear()`'s write, visibly to the sanitizer.
+    private let gate = Locked(0)
 
     init(_ body: @escaping (WriteTransaction) throws -> T) {
         self.body = body
     }
 
     func run(_ transaction: WriteTransaction) throws -> T {
-        guard let body else {
+        var taken: ((WriteTransaction) throws -> T)? = nil
+        gate.withLock { _ in taken = self.body }
+        // The closure runs outside the lock: it may take as long as it likes.
+        guard let taken else {
             preconditionFailure("BodyCell: a transaction body ran after its caller returned")
         }
-        return try body(transaction)
+        return try taken(transaction)
     }
 
     func clear() {
-        body = nil
+        gate.withLock { _ in self.body = nil }
     }
 }

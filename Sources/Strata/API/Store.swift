@@ -152,7 +152,7 @@ public final class Store: Sendable {
                     result.fail(error)
                     done.signal()
                 })
-            if let refused = writer.submit(.transaction(request)) { throw refused }
+            if let refused = writer.submit(.transaction(request), inline: true) { throw refused }
             done.wait()
             return try result.take()
         }
@@ -230,7 +230,7 @@ public final class Store: Sendable {
             make({ error in
                 outcome.withLock { $0 = error }
                 done.signal()
-            }))
+            }), inline: true)
         {
             throw refused
         }

@@ -19,7 +19,9 @@ import Synchronization
 ///   4. publish the group's last sequence, then complete every member.
 ///
 /// Invariants:
-/// 1. Everything below "writer-confined" is touched only on `queue`.
+/// 1. Everything below "writer-confined" is touched only on `queue` (in a block it runs:
+///    `queue.sync` from an inline caller runs on the caller's thread, still one at a time),
+///    by whoever holds the drain (`draining`).
 /// 2. `lastAssigned >=` the published sequence. Memtable entries above the published sequence
 ///    belong to the group in flight, or to a group whose write failed (they stay invisible).
 /// 3. A group is published only after its bytes are written and, when promised, synced.
@@ -128,7 +130,14 @@ final class Writer: @unchecked Sendable {
 
     /// Queues a request. Returns nil once queued; otherwise, without queueing, the error the
     /// caller gets: `.suspended` while the writer is suspended, `.closed` once it is closing.
-    func submit(_ request: Request) -> StoreError? {
+    ///
+    /// `inline`: the caller blocks until the request completes anyway (a synchronous write or
+    /// sync). When no round is under way, the caller's own thread runs the round, through
+    /// `queue.sync`, which runs the block on the calling thread: an uncontended commit pays no
+    /// thread hand-off, which on a busy machine (the other core taken) cost more than the
+    /// commit itself. Only one round runs inline; what arrived meanwhile goes to the queue's
+    /// own thread, so a caller never works for others for long.
+    func submit(_ request: Request, inline: Bool = false) -> StoreError? {
         let isClose: Bool
         if case .close = request { isClose = true } else { isClose = false }
         let outcome: Result<Bool, StoreError> = pending.withLock { state in
@@ -146,7 +155,13 @@ final class Writer: @unchecked Sendable {
         switch outcome {
         case .failure(let error): return error
         case .success(let startDrain):
-            if startDrain { queue.async { self.drain() } }
+            if startDrain {
+                if inline {
+                    queue.sync { self.drain(rounds: 1) }
+                } else {
+                    queue.async { self.drain() }
+                }
+            }
             return nil
         }
     }
@@ -226,20 +241,30 @@ final class Writer: @unchecked Sendable {
         }
     }
 
-    private func drain() {
+    /// Runs rounds until nothing is pending, or hands the rest to the queue's thread after
+    /// `rounds` rounds (an inline caller, see `submit`). Holds the drain (`draining`) throughout.
+    private func drain(rounds limit: Int = .max) {
+        var done = 0
         while true {
-            let batch: [Request] = pending.withLock { state in
+            let batch: [Request]? = pending.withLock { state in
                 if state.requests.isEmpty {
                     state.draining = false
-                    return []
+                    return nil
                 }
+                // Still draining: the queue's thread takes over.
+                if done == limit { return [] }
                 let count = min(state.requests.count, Writer.maxGroupRequests)
                 let taken = Array(state.requests.prefix(count))
                 state.requests.removeFirst(count)
                 return taken
             }
-            if batch.isEmpty { return }
+            guard let batch else { return }
+            if batch.isEmpty {
+                queue.async { self.drain() }
+                return
+            }
             process(batch)
+            done += 1
         }
     }
 
