@@ -60,12 +60,14 @@ struct LifecycleTests {
         try store.write { tx in try tx.put(apiKey(1), apiBytes("v")) }  // served in the background
         #expect(try store.resume() == .unchanged)
         #expect(store.lifecycle == .active)
+        store.enterBackground()
         try store.suspend()
         #expect(store.lifecycle == .suspended)
         try store.suspend()  // again: nothing happens
         store.enterBackground()  // suspended stays suspended
         #expect(store.lifecycle == .suspended)
         #expect(try store.resume() == .unchanged)
+        #expect(!store.engine.maintenance.isInBackground, "resumed from a suspension entered in the background, compactions stay held back")
         #expect(try store.resume() == .unchanged)  // resuming an active store does nothing
         #expect(try store.read { try $0.get(apiKey(1)) } == apiBytes("v"))
         try store.close()

@@ -156,6 +156,9 @@ extension Store {
             let now = try DirectoryFingerprint.capture(directory: path, fileSystem: options.fileSystem)
             if let fingerprint, fingerprint == now, try engine.writer.walIsUntouched() {
                 engine.writer.resume()
+                // Back to `.active`, so compactions start again, the ones skipped in the
+                // background first.
+                engine.maintenance.setBackground(false)
                 engine.maintenance.unpause()
                 finishResuming(with: engine)
                 return .unchanged

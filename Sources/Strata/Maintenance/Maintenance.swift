@@ -172,10 +172,13 @@ final class Maintenance: Sendable {
     /// flushes go on. Leaving the background schedules what was skipped.
     func setBackground(_ background: Bool) {
         inBackground.store(background, ordering: .releasing)
-        if !background { schedule() }
+        if !background && !isPaused { schedule() }
     }
 
     private var isPaused: Bool { paused.load(ordering: .acquiring) }
+
+    /// Whether compactions are held back (invariant 6); for tests.
+    var isInBackground: Bool { inBackground.load(ordering: .acquiring) }
 
     /// Throws `MaintenanceInterrupted` once `pause()` was called: the job in progress stops.
     private func checkNotPaused() throws {
