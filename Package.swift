@@ -83,9 +83,9 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataCLITests",
-            // Depending on the executable makes `swift test` build the `strata` binary the
-            // tests spawn.
-            dependencies: ["Strata", "StrataIO", "StrataTestSupport", "StrataCLI"],
+            // Depending on the executables makes `swift test` build the `strata` and
+            // `strata-fsck` binaries the tests spawn.
+            dependencies: ["Strata", "StrataIO", "StrataTestSupport", "StrataCLI", "StrataFsck"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -6,15 +6,22 @@ struct StoreOpeningOptions: ParsableArguments {
     @Option(help: "Size of each WAL segment file this run creates, in bytes (at least 65536; default 64 MiB). Smaller segments open faster.")
     var walSegmentBytes: Int?
 
+    @Option(help: "Flush the memtable to a segment file once it holds this many bytes (at least 65536; default 16 MiB).")
+    var memtableBytes: Int?
+
     func validate() throws {
         if let walSegmentBytes, walSegmentBytes < 64 * 1024 {
             throw ValidationError("--wal-segment-bytes must be at least 65536.")
+        }
+        if let memtableBytes, memtableBytes < 64 * 1024 {
+            throw ValidationError("--memtable-bytes must be at least 65536.")
         }
     }
 
     var storeOptions: StoreOptions {
         var options = StoreOptions()
         if let walSegmentBytes { options.walSegmentBytes = walSegmentBytes }
+        if let memtableBytes { options.memtableBytes = memtableBytes }
         return options
     }
 }

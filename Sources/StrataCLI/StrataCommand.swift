@@ -19,7 +19,8 @@ struct StrataTool: ParsableCommand {
             """,
         subcommands: [
             PutCommand.self, GetCommand.self, DeleteCommand.self, ScanCommand.self,
-            ImportCommand.self, ExportCommand.self, StatsCommand.self, CompactCommand.self, DemoCommand.self
+            ImportCommand.self, ExportCommand.self, StatsCommand.self, CompactCommand.self, DemoCommand.self,
+            LifecycleWriterCommand.self
         ]
     )
 

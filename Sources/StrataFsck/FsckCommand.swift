@@ -12,7 +12,8 @@ struct FsckCommand: ParsableCommand {
         discussion: """
             Checks the identity file, the manifest, every segment file it lists, and every WAL \
             segment the store would replay, then reports files nothing references. The store \
-            must be closed: strata-fsck takes its lock.
+            must be closed, or suspended by the process that has it open: strata-fsck takes \
+            its lock (the LOCK file in the store directory).
 
             --repair does exactly two things: it cuts a torn write off the end of the WAL (as \
             the store does when it opens), and it deletes files nothing references. It never \

@@ -41,7 +41,9 @@ struct StoreDirectory {
             lock = try fileSystem.lockFile(lockPath)
         } catch let error as IOError where error.code == .wouldBlock {
             throw VerifierError(
-                .locked, "the store at \(path) is open in a running process; close it first, then check it again", path: path, underlying: error)
+                .locked,
+                "the store at \(path) is open in a running process, which holds its lock file \(lockPath); close it first (or suspend it), then check it again",
+                path: path, underlying: error)
         } catch {
             throw ioError(error, "taking the store's lock", lockPath)
         }

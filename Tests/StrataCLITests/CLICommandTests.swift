@@ -308,6 +308,28 @@ struct CLICommandTests {
         }
     }
 
+    @Test func lifecycleWriterSuspendsAndResumesAsItWrites() async throws {
+        try await withTemporaryDirectory { dir in
+            let store = dir.path("kv.strata")
+            let result = try await strata("lifecycle-writer", store, "--records", "12", "--suspend-every", "4", "--durability", "buffered")
+            #expect(result.status == 0, "\(result)")
+            let lines = result.outputLines
+            #expect(lines.filter { $0.hasPrefix("ack ") } == (1...12).map { "ack \($0)" }, "\(result)")
+            #expect(lines.filter { $0 == "suspended" }.count == 3, "\(result)")
+            #expect(lines.filter { $0.hasPrefix("resumed") } == Array(repeating: "resumed unchanged", count: 3), "\(result)")
+            #expect(lines.allSatisfy { $0.hasPrefix("ack ") || $0.hasPrefix("retried ") || $0 == "suspended" || $0.hasPrefix("resumed") }, "\(result)")
+
+            // It goes on from --from; the records are RecordFeed's.
+            let more = try await strata("lifecycle-writer", store, "--records", "3", "--from", "12")
+            #expect(more.outputLines == ["ack 1", "ack 2", "ack 3"], "\(more)")
+            let found = try StoreContents.read(store)
+            #expect(found.count == 15 && found.problems.isEmpty, "\(found.count) records: \(found.problems)")
+
+            let noRecords = try await strata("lifecycle-writer", store, "--suspend-and-wait")
+            #expect(noRecords.status != 0 && noRecords.errorText.contains("--records"), "\(noRecords)")
+        }
+    }
+
     @Test func usageErrorsExitNonZero() async throws {
         try await withTemporaryDirectory { dir in
             let store = dir.path("kv.strata")

@@ -120,8 +120,9 @@ func waitUntil(timeout: Duration, _ condition: () -> Bool) async -> Bool {
 }
 
 struct ProcessTimeout: Error, CustomStringConvertible {
+    var program = "strata"
     var arguments: [String]
-    var description: String { "strata \(arguments.joined(separator: " ")) did not finish in time; it was killed" }
+    var description: String { "\(program) \(arguments.joined(separator: " ")) did not finish in time; it was killed" }
 }
 
 /// Segment size every test run of the CLI uses. Opening a store reads its last WAL segment
@@ -136,21 +137,27 @@ var testStoreOptions: StoreOptions {
     return options
 }
 
-/// A running `strata` child process with piped stdin, stdout and stderr.
+/// A running `strata` (or other) child process with piped stdin, stdout and stderr.
 final class StrataProcess: Sendable {
     let process: Process
     let stdin: FileHandle
     let stdoutReader: PipeReader
     let stderrReader: PipeReader
+    let program: String
     let arguments: [String]
 
     /// Starts `strata <arguments>`, adding `--wal-segment-bytes` when the arguments name a
     /// subcommand and a store. `onStdout` sees each stdout chunk as it arrives.
-    init(_ arguments: [String], onStdout: (@Sendable ([UInt8]) -> Void)? = nil) throws {
+    convenience init(_ arguments: [String], onStdout: (@Sendable ([UInt8]) -> Void)? = nil) throws {
+        let arguments = arguments.count >= 2 ? arguments + ["--wal-segment-bytes", String(testSegmentBytes)] : arguments
+        try self.init(executable: try StrataBinary.url(), arguments: arguments, onStdout: onStdout)
+    }
+
+    /// Starts `executable <arguments>` as they are.
+    init(executable: URL, arguments: [String], onStdout: (@Sendable ([UInt8]) -> Void)? = nil) throws {
         _ = ignoreSIGPIPE
         let process = Process()
-        process.executableURL = try StrataBinary.url()
-        let arguments = arguments.count >= 2 ? arguments + ["--wal-segment-bytes", String(testSegmentBytes)] : arguments
+        process.executableURL = executable
         process.arguments = arguments
         let input = Pipe()
         let output = Pipe()
@@ -160,6 +167,7 @@ final class StrataProcess: Sendable {
         process.standardError = errors
         try process.run()
         self.process = process
+        self.program = executable.lastPathComponent
         self.arguments = arguments
         self.stdin = input.fileHandleForWriting
         self.stdoutReader = PipeReader(output.fileHandleForReading, onBytes: onStdout)
@@ -176,7 +184,7 @@ final class StrataProcess: Sendable {
         }
         if !done {
             kill(pid, SIGKILL)
-            throw ProcessTimeout(arguments: arguments)
+            throw ProcessTimeout(program: program, arguments: arguments)
         }
         return CLIResult(
             status: process.terminationStatus,
@@ -193,5 +201,12 @@ func strata(_ arguments: String..., input: [UInt8] = []) async throws -> CLIResu
 func strata(_ arguments: [String], input: [UInt8] = []) async throws -> CLIResult {
     let child = try StrataProcess(arguments)
     PipeWriter.start(child.stdin, bytes: input)
+    return try await child.finish()
+}
+
+/// Runs `strata-fsck <arguments>` to completion.
+func strataFsck(_ arguments: String...) async throws -> CLIResult {
+    let child = try StrataProcess(executable: try StrataFsckBinary.url(), arguments: arguments)
+    try child.stdin.close()
     return try await child.finish()
 }

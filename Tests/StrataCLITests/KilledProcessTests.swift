@@ -109,18 +109,25 @@ struct CrashRecoveryTests {
 
 /// What a store holds, checked against the records `RecordFeed` sends.
 struct StoreContents {
-    /// How many entries the store holds.
+    /// How many entries the store holds, apart from `others`.
     var count: Int
     /// The first few entries that differ from the record of their position.
     var problems: [String]
     var recovery: RecoveryReport
+    /// The entries whose keys were passed as `otherKeys`: written by someone else, not
+    /// counted as records.
+    var others: [[UInt8]: [UInt8]] = [:]
 
-    static func read(_ path: String) throws -> StoreContents {
+    static func read(_ path: String, otherKeys: Set<[UInt8]> = []) throws -> StoreContents {
         let store = try Store(path: path, options: testStoreOptions)
         defer { try? store.close() }
         var contents = StoreContents(count: 0, problems: [], recovery: store.recovery)
         try store.read { tx in
             for entry in try tx.scan(from: []) {
+                if otherKeys.contains(entry.key) {
+                    contents.others[entry.key] = entry.value
+                    continue
+                }
                 let index = contents.count
                 if entry.key != RecordFeed.key(index) || entry.value != RecordFeed.value(index), contents.problems.count < 5 {
                     contents.problems.append(
@@ -183,7 +190,7 @@ final class RecordFeed: Sendable {
     }
 }
 
-/// Sends SIGKILL to a child after a delay, timed on its own thread: a test's own sleep can
+/// Sends SIGKILL (or SIGSTOP) to a child after a delay, timed on its own thread: a test's own sleep can
 /// resume late when other tests keep Swift concurrency's few threads busy.
 final class TimedKill: Sendable {
     enum Outcome: Sendable {
@@ -197,15 +204,17 @@ final class TimedKill: Sendable {
 
     private let result = Locked<Outcome?>(nil)
 
-    /// Waits for the first `ack` when `afterFirstAck` is given, then for the delay, then kills.
-    init(_ child: StrataProcess, afterFirstAck acks: Acks?, delayMilliseconds delay: Int) {
+    /// Waits for the first `ack` when `afterFirstAck` is given, then for the delay, then
+    /// sends `signal`: SIGKILL, or SIGSTOP to freeze the child (as the system freezes a
+    /// suspended app) and kill it later.
+    init(_ child: StrataProcess, afterFirstAck acks: Acks?, delayMilliseconds delay: Int, signal: Int32 = SIGKILL) {
         Thread.detachNewThread {
-            let outcome = Self.run(child, acks, delay)
+            let outcome = Self.run(child, acks, delay, signal)
             self.result.withLock { $0 = outcome }
         }
     }
 
-    private static func run(_ child: StrataProcess, _ acks: Acks?, _ delay: Int) -> Outcome {
+    private static func run(_ child: StrataProcess, _ acks: Acks?, _ delay: Int, _ signal: Int32) -> Outcome {
         if let acks {
             let deadline = ContinuousClock.now + .seconds(20)
             while acks.last < 1 && child.isRunning {
@@ -218,7 +227,7 @@ final class TimedKill: Sendable {
         }
         usleep(UInt32(delay * 1000))
         guard child.isRunning else { return .exitedEarly }
-        kill(child.pid, SIGKILL)
+        kill(child.pid, signal)
         return .killed
     }
 

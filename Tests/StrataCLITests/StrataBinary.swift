@@ -8,3 +8,11 @@ enum StrataBinary {
         try BuiltExecutable.url(named: "strata", overrideVariable: "STRATA_CLI")
     }
 }
+
+/// The `strata-fsck` executable, built next to the test bundle for the verifier tests (which
+/// share the test product with these). `STRATA_FSCK=/path/to/strata-fsck` overrides.
+enum StrataFsckBinary {
+    static func url() throws -> URL {
+        try BuiltExecutable.url(named: "strata-fsck", overrideVariable: "STRATA_FSCK")
+    }
+}

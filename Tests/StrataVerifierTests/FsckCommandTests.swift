@@ -89,6 +89,7 @@ struct FsckCommandTests {
             let result = try await fsck(store)
             #expect(result.status == 8, "\(result)")
             #expect(result.errorText.contains("close it first"), "\(result)")
+            #expect(result.errorText.contains("lock file \(store)/LOCK"), "the message names the lock that is held: \(result)")
         }
     }
 

@@ -43,6 +43,7 @@ struct OperationalErrorTests {
             let error = verifierError { _ = try Verifier.verify(path: store) }
             #expect(error?.code == .locked)
             #expect(error?.message.contains("close it first") == true)
+            #expect(error?.message.contains("lock file \(store)/LOCK") == true, "\(String(describing: error))")
             try lock.unlock()
             #expect(try Verifier.verify(path: store).isClean)
         }
