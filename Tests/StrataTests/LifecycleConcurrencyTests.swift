@@ -56,6 +56,19 @@ private final class CallLog: Sendable {
     var codes: [String: Int] { state.withLock { $0.codes } }
 }
 
+/// Runs the async writers' tasks on a queue of their own. On the shared cooperative pool (two
+/// threads on a two-core machine) they waited minutes whenever other suites' synchronous tests
+/// held both threads, and the round took that for a call left waiting.
+final class QueueTaskExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "strata.tests.async-writers", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
+
 @Suite("Every API racing suspend, resume, background and close")
 struct LifecycleConcurrencyTests {
     static var rounds: Int { TestEnvironment.longTests ? 60 : 10 }
@@ -95,6 +108,7 @@ struct LifecycleConcurrencyTests {
         /// and enterBackground still race with both.
         /// (The count is only there so the lock guards a value.)
         let checking = Locked(0)
+        let asyncWriters = QueueTaskExecutor()
 
         for worker in 0..<workers {
             let workerSeed = seed &+ UInt64(worker) &* 0x9E37_79B9
@@ -124,7 +138,7 @@ struct LifecycleConcurrencyTests {
                         }
                     case 2:
                         let done = DispatchSemaphore(value: 0)
-                        Task.detached {
+                        Task.detached(executorPreference: asyncWriters) {
                             do {
                                 try await store.write(durability: durability) { tx in try tx.put(key, value) }
                                 log.committed(key, value)
@@ -257,10 +271,10 @@ struct LifecycleConcurrencyTests {
         // No call may be left waiting. The wait is on a thread of its own, so this task does
         // not hold a cooperative thread that the workers' async writes need.
         let finished = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            Thread.detachNewThread { continuation.resume(returning: group.wait(timeout: .now() + .seconds(120)) == .success) }
+            Thread.detachNewThread { continuation.resume(returning: group.wait(timeout: .now() + .seconds(300)) == .success) }
         }
         if !finished {
-            Issue.record("\(context): calls still waiting after 120 s: a call was never completed")
+            Issue.record("\(context): calls still waiting after 300 s: a call was never completed")
             return (0, 0, 0)
         }
         try store.close()
