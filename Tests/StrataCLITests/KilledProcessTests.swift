@@ -57,24 +57,7 @@ struct CrashRecoveryTests {
                 let killer = TimedKill(child, afterFirstAck: fromLaunch ? nil : acks, delayMilliseconds: delay)
                 let outcome = await killer.outcome()
                 stop.set()
-                let result: CLIResult
-                do {
-                    result = try await child.finish()
-                } catch {
-                    Issue.record("\(context): \(error)")
-                    return
-                }
-                switch outcome {
-                case .killed:
-                    break
-                case .noAckInTime:
-                    Issue.record("\(context): the import acknowledged nothing in 20 s: \(result)")
-                    return
-                case .exitedEarly:
-                    Issue.record("\(context): the import exited before it was killed: \(result)")
-                    return
-                }
-                try #require(result.signaled, "\(context): the import was killed but did not end on a signal: \(result)")
+                guard try await finishKilled(child, outcome, name: "import", context: context) != nil else { return }
                 let acked = start + acks.last
 
                 // Open the store in this process, as recovery after a crash would.
@@ -188,6 +171,31 @@ final class RecordFeed: Sendable {
         let text = String(index)
         return String(repeating: "0", count: max(0, 8 - text.count)) + text
     }
+}
+
+/// Waits for a child the test killed. Nil, with the issue recorded, unless it was running
+/// when the kill came; throws unless it ended on the signal.
+@discardableResult
+func finishKilled(_ child: StrataProcess, _ outcome: TimedKill.Outcome, name: String, context: String) async throws -> CLIResult? {
+    let result: CLIResult
+    do {
+        result = try await child.finish()
+    } catch {
+        Issue.record("\(context): \(error)")
+        return nil
+    }
+    switch outcome {
+    case .killed:
+        break
+    case .noAckInTime:
+        Issue.record("\(context): the \(name) acknowledged nothing in 20 s: \(result)")
+        return nil
+    case .exitedEarly:
+        Issue.record("\(context): the \(name) exited before it was killed: \(result)")
+        return nil
+    }
+    try #require(result.signaled, "\(context): the \(name) was killed but did not end on a signal: \(result)")
+    return result
 }
 
 /// Sends SIGKILL (or SIGSTOP) to a child after a delay, timed on its own thread: a test's own sleep can

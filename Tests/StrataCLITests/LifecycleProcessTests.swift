@@ -82,24 +82,7 @@ struct LifecycleProcessTests {
                     }
                     kill(child.pid, SIGKILL)
                 }
-                let result: CLIResult
-                do {
-                    result = try await child.finish()
-                } catch {
-                    Issue.record("\(context): \(error)")
-                    return
-                }
-                switch outcome {
-                case .killed:
-                    break
-                case .noAckInTime:
-                    Issue.record("\(context): the writer acknowledged nothing in 20 s: \(result)")
-                    return
-                case .exitedEarly:
-                    Issue.record("\(context): the writer exited before it was killed: \(result)")
-                    return
-                }
-                try #require(result.signaled, "\(context): the writer was killed but did not end on a signal: \(result)")
+                guard try await finishKilled(child, outcome, name: "writer", context: context) != nil else { return }
                 let acked = start + acks.last
                 let resumes = lines.all.filter { $0.hasPrefix("resumed") }
                 cycles += resumes.count

@@ -244,6 +244,24 @@ struct LifecycleTests {
         try assertStoreIsClean(path: APITestSimulated.path, fileSystem: fileSystem, context: "after open-close while suspended")
     }
 
+    @Test("a store deleted and created again while suspended is reloaded, not taken for the old one")
+    func storeReplacedWhileSuspended() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try APITestSimulated.open(fileSystem)
+        try store.write { tx in try tx.put(apiKey(1), apiBytes("old")) }
+        try store.suspend()
+        for name in try fileSystem.listDirectory(APITestSimulated.path) {
+            try fileSystem.removeFile(APITestSimulated.path + "/" + name)
+        }
+        let replacement = try APITestSimulated.open(fileSystem)
+        try replacement.write { tx in try tx.put(apiKey(2), apiBytes("new")) }
+        try replacement.close()
+        #expect(try store.resume() == .reloaded(from: 1, to: 1))
+        #expect(try store.read { try $0.get(apiKey(1)) } == nil)
+        #expect(try store.read { try $0.get(apiKey(2)) } == apiBytes("new"))
+        try store.close()
+    }
+
     @Test("a store closed while suspended writes nothing and releases everything")
     func closeWhileSuspended() throws {
         let fileSystem = SimulatedFileSystem()

@@ -2,21 +2,29 @@
 import StrataIO
 
 /// What `resume()` compares to tell whether another process changed the store while it was
-/// suspended: the directory's file names, the sizes of the files that grow in place (WAL
-/// segments, manifests) and the identity file's bytes. Together with the writer's check that
-/// nothing follows its last WAL record (`WALWriter.isUntouchedPastEnd`), any change a
-/// Strata process makes shows: every open installs a manifest under a new name, every
-/// commit appends to the WAL, a flush or compaction adds segment files, and a store
-/// deleted and created again has another identity.
+/// suspended: the directory's file names, and for the files that grow in place (WAL segments,
+/// manifests) and the identity file, the size and a checksum of the first bytes. Together
+/// with the writer's check that nothing follows its last WAL record in the file now at that
+/// path (`WALWriter.isUntouchedPastEnd`), any change a Strata process makes shows: every open
+/// installs a manifest under a new name, every commit appends to the WAL (whose preallocated
+/// size does not change, hence the probe), a flush or compaction adds segment files, and a
+/// store deleted and created again under the same names starts with other bytes.
 struct DirectoryFingerprint: Equatable {
+    /// Bytes at the start of each file that the checksum covers: a WAL segment's header and
+    /// first records, a manifest's snapshot of the levels.
+    static let leadingBytes = 64 << 10
+
     private var names: [String]
-    private var sizes: [String: Int64]
-    private var identity: [UInt8]
+    private var files: [String: FileMark]
+
+    private struct FileMark: Equatable {
+        var size: Int64
+        var leadingChecksum: UInt32
+    }
 
     static func capture(directory: String, fileSystem fs: any FileSystem) throws -> DirectoryFingerprint {
         let names = try fs.listDirectory(directory).filter { $0 != StoreLock.fileName }.sorted()
-        var sizes: [String: Int64] = [:]
-        var identity: [UInt8] = []
+        var files: [String: FileMark] = [:]
         for name in names {
             let growsInPlace = WALFormat.number(fromName: name) != nil || ManifestFormat.number(fromManifestName: name) != nil
             let isIdentity = name == StoreIdentityFormat.fileName
@@ -28,12 +36,10 @@ struct DirectoryFingerprint: Equatable {
                 continue  // removed while listing: the names of the next capture differ anyway
             }
             defer { try? handle.close() }
-            if isIdentity {
-                identity = try handle.readAll()
-            } else {
-                sizes[name] = try handle.size()
-            }
+            let size = try handle.size()
+            let leading = try handle.read(at: 0, count: Int(min(size, Int64(leadingBytes))))
+            files[name] = FileMark(size: size, leadingChecksum: Checksum.crc32(leading))
         }
-        return DirectoryFingerprint(names: names, sizes: sizes, identity: identity)
+        return DirectoryFingerprint(names: names, files: files)
     }
 }

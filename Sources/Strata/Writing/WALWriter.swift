@@ -177,16 +177,25 @@ final class WALWriter {
         checkInvariants()
     }
 
-    /// True when nothing follows this writer's last record in the segment: the bytes past
-    /// `offset` are still the zeros it preallocated (invariant 4), or the file ends there.
-    /// Another process that appended to the segment while this store was suspended wrote
-    /// a record there.
+    /// True when nothing follows this writer's last record in the file now at the segment's
+    /// path: the bytes past `offset` are zeros (the preallocation, invariant 4), or the file
+    /// ends there. Another process that appended to the segment while this store was
+    /// suspended wrote a record there. The file is opened afresh, so a segment removed or
+    /// replaced meanwhile is seen too (this writer's handle would still read the old one).
     func isUntouchedPastEnd() throws -> Bool {
-        let size = try handle.size()
+        let path = fileSystem.path(directory, WALWriter.segmentName(segmentNumber))
+        let current: any FileHandle
+        do {
+            current = try fileSystem.openFile(path, create: false)
+        } catch let error as IOError where error.code == .notFound {
+            return false
+        }
+        defer { try? current.close() }
+        let size = try current.size()
         guard size >= Int64(offset) else { return false }
         // A record starts at `offset`, or at the next block when fewer than a header's bytes
         // are left in this one (those are zero padding): two headers' worth covers both.
-        let probe = try handle.read(at: Int64(offset), count: 2 * WALFormat.fragmentHeaderSize)
+        let probe = try current.read(at: Int64(offset), count: 2 * WALFormat.fragmentHeaderSize)
         return probe.allSatisfy { $0 == 0 }
     }
 
