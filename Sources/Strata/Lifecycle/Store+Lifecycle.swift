@@ -12,12 +12,13 @@ extension Store {
     /// compaction starts (unless writes would stop for one), so a `suspend()` soon after
     /// has less to stop. ``resume()`` returns to `.active`. Does nothing unless active.
     public func enterBackground() {
-        let engine = core.withLock { core -> Engine? in
-            guard core.phase == .active else { return nil }
+        core.withLock { core in
+            guard core.phase == .active else { return }
+            // With the phase, under the same lock, so a concurrent resume() never leaves the
+            // phase and the flag disagreeing.
             core.phase = .background
-            return core.engine
+            core.engine.maintenance.holdBackCompactions(true)
         }
-        engine?.maintenance.setBackground(true)
     }
 
     /// Suspends the store, blocking until it is done: call it before the app may be frozen
@@ -139,12 +140,16 @@ extension Store {
 
     private func resumeLocked() throws -> ResumeOutcome {
         let (phase, engine, fingerprint) = core.withLock { core in
-            if core.phase == .background { core.phase = .active }
+            if core.phase == .background {
+                core.phase = .active
+                core.engine.maintenance.holdBackCompactions(false)
+            }
             return (core.phase, core.engine, core.fingerprint)
         }
         switch phase {
         case .active, .background:
-            engine.maintenance.setBackground(false)
+            // What the background skipped is due now.
+            engine.maintenance.schedule()
             return .unchanged
         case .closed:
             throw StoreError.closed()
@@ -157,8 +162,8 @@ extension Store {
             if let fingerprint, fingerprint == now, try engine.writer.walIsUntouched() {
                 engine.writer.resume()
                 // Back to `.active`, so compactions start again, the ones skipped in the
-                // background first.
-                engine.maintenance.setBackground(false)
+                // background first (`unpause` schedules them).
+                engine.maintenance.holdBackCompactions(false)
                 engine.maintenance.unpause()
                 finishResuming(with: engine)
                 return .unchanged

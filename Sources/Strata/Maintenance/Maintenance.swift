@@ -169,10 +169,11 @@ final class Maintenance: Sendable {
     }
 
     /// In the background no compaction starts unless writes would stop for it (invariant 6);
-    /// flushes go on. Leaving the background schedules what was skipped.
-    func setBackground(_ background: Bool) {
-        inBackground.store(background, ordering: .releasing)
-        if !background && !isPaused { schedule() }
+    /// flushes go on. Only sets the flag (cheap enough to set under the store's lifecycle
+    /// lock, together with the phase); a caller leaving the background calls `schedule()`
+    /// afterwards for what was skipped.
+    func holdBackCompactions(_ hold: Bool) {
+        inBackground.store(hold, ordering: .releasing)
     }
 
     private var isPaused: Bool { paused.load(ordering: .acquiring) }
