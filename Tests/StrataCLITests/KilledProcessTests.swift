@@ -61,17 +61,8 @@ struct CrashRecoveryTests {
                 let acked = start + acks.last
 
                 // Open the store in this process, as recovery after a crash would.
-                let found: StoreContents
-                do {
-                    found = try StoreContents.read(path)
-                } catch {
-                    Issue.record("\(context): reopening the store after the kill failed: \(error)")
-                    return
-                }
+                guard let found = readAfterKill(path, acked: acked, context: context) else { return }
                 let recovery = found.recovery
-                #expect(
-                    found.problems.isEmpty, "\(context): the store is not the prefix k00000000..k\(found.count - 1): \(found.problems); recovery: \(recovery)")
-                #expect(found.count >= acked, "\(context): \(acked) records were acknowledged but only \(found.count) survived; recovery: \(recovery)")
                 #expect(found.count >= start, "\(context): the store held \(start) records before this round, now \(found.count); recovery: \(recovery)")
                 // Input never ends, so every commit is a full batch: a count between batch
                 // boundaries means a transaction was partly applied.
@@ -171,6 +162,23 @@ final class RecordFeed: Sendable {
         let text = String(index)
         return String(repeating: "0", count: max(0, 8 - text.count)) + text
     }
+}
+
+/// Opens a killed child's store in this process, as recovery after a crash would, and checks
+/// what every kill test promises: the records are a clean prefix k00000000... holding at
+/// least the `acked` ones. Nil, with the issue recorded, when the store cannot be opened.
+func readAfterKill(_ path: String, otherKeys: Set<[UInt8]> = [], acked: Int, context: String, detail: String = "") -> StoreContents? {
+    let found: StoreContents
+    do {
+        found = try StoreContents.read(path, otherKeys: otherKeys)
+    } catch {
+        Issue.record("\(context): reopening the store after the kill failed: \(error)")
+        return nil
+    }
+    let recovery = found.recovery
+    #expect(found.problems.isEmpty, "\(context): the store is not the prefix k00000000..k\(found.count - 1): \(found.problems); recovery: \(recovery)")
+    #expect(found.count >= acked, "\(context): \(acked) records were acknowledged but only \(found.count) survived\(detail); recovery: \(recovery)")
+    return found
 }
 
 /// Waits for a child the test killed. Nil, with the issue recorded, unless it was running

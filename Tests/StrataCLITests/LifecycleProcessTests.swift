@@ -91,20 +91,11 @@ struct LifecycleProcessTests {
                     resumes.allSatisfy { $0 == "resumed unchanged" },
                     "\(context): no other process touched the store while the writer ran, yet a resume reloaded it: \(resumes)")
 
-                let found: StoreContents
-                do {
-                    found = try StoreContents.read(path, otherKeys: Set(others.keys))
-                } catch {
-                    Issue.record("\(context): reopening the store after the kill failed: \(error)")
-                    return
-                }
+                guard
+                    let found = readAfterKill(
+                        path, otherKeys: Set(others.keys), acked: acked, context: context, detail: " (last lines: \(lines.all.suffix(6)))")
+                else { return }
                 let recovery = found.recovery
-                #expect(
-                    found.problems.isEmpty, "\(context): the store is not the prefix k00000000..k\(found.count - 1): \(found.problems); recovery: \(recovery)")
-                #expect(
-                    found.count >= acked,
-                    "\(context): \(acked) records were acknowledged but only \(found.count) survived (last lines: \(lines.all.suffix(6))); recovery: \(recovery)"
-                )
                 #expect(found.count >= start, "\(context): the store held \(start) records before this round, now \(found.count); recovery: \(recovery)")
                 #expect(found.others == others, "\(context): what other processes wrote while writers were frozen: \(found.others)")
                 // One record per transaction: a write refused with `.suspended` (and retried)

@@ -16,8 +16,6 @@ struct OpenedStore {
 }
 
 enum Recovery {
-    static let lockFileName = StoreLock.fileName
-
     /// Opens the store at `path`: prepares the directory, takes `lock` (which must be this
     /// path's) and replays. On failure the lock is released again.
     static func open(path: String, lock: StoreLock, options: StoreOptions) throws -> OpenedStore {
@@ -119,7 +117,7 @@ enum Recovery {
     /// belongs to someone else. Only `LOCK` and `STRATA.tmp` may precede the identity file.
     private static func refuseForeignDirectory(_ path: String, names: Set<String>) throws {
         guard !names.contains(StoreIdentityFormat.fileName) else { return }
-        let strangers = names.subtracting([lockFileName, StoreIdentityFormat.fileName + ".tmp"])
+        let strangers = names.subtracting([StoreLock.fileName, StoreIdentityFormat.fileName + ".tmp"])
         if !strangers.isEmpty {
             let sample = strangers.sorted().prefix(3).joined(separator: ", ")
             throw StoreError(.notAStore, "\(path) holds files (\(sample)) but no Strata store; open an empty directory or a new path", file: path)
