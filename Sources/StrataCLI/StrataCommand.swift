@@ -19,7 +19,7 @@ struct StrataTool: ParsableCommand {
             """,
         subcommands: [
             PutCommand.self, GetCommand.self, DeleteCommand.self, ScanCommand.self,
-            ImportCommand.self, ExportCommand.self, StatsCommand.self, CompactCommand.self, DemoCommand.self,
+            ImportCommand.self, ExportCommand.self, StatsCommand.self, CompactCommand.self, BackupCommand.self, DemoCommand.self,
             LifecycleWriterCommand.self
         ]
     )

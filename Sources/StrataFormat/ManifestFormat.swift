@@ -15,6 +15,11 @@
 //                      | smallestSequence varint | largestSequence varint
 //                      | smallestKey (varint length | bytes) | largestKey (varint length | bytes)
 //     5 removeSegment  level varint | file varint
+//   from minor version 1, every tag from 6 on is followed by its body's length (a varint), so a
+//   reader skips a sized field it does not know:
+//     6 storeIdentifier    length 16 | 16 bytes   the store's random identity
+//     7 droppedDeletions   length | varint        the newest sequence of a deletion marker a
+//                                                 compaction has dropped
 //
 // The first record of every manifest is a full snapshot (every live segment as an
 // addSegment), so a manifest never depends on an older one.
@@ -22,7 +27,7 @@
 public enum ManifestFormat {
     public static let magic: [UInt8] = Array("STRATAMF".utf8)
     public static let majorVersion: UInt16 = 1
-    public static let minorVersion: UInt16 = 0
+    public static let minorVersion: UInt16 = 1
     public static let headerSize = 32
     /// Levels are 0 (overlapping files, newest first) to `maxLevels - 1`.
     public static let maxLevels = 7
@@ -33,7 +38,15 @@ public enum ManifestFormat {
         case nextFileNumber = 3
         case addSegment = 4
         case removeSegment = 5
+        case storeIdentifier = 6
+        case droppedDeletions = 7
+
+        /// Tags from here on carry their body's length, so old readers can skip them.
+        static let firstSized: UInt64 = 6
     }
+
+    /// The length of a store identifier.
+    public static let storeIdentifierSize = 16
 
     // MARK: File names
 
@@ -124,21 +137,32 @@ public struct VersionEdit: Sendable, Equatable {
     public var nextFileNumber: UInt64?
     public var added: [SegmentMeta] = []
     public var removed: [(level: Int, fileNumber: UInt64)] = []
+    /// The store's identity: 16 random bytes chosen when the store is first opened by a
+    /// version that writes them (format 1.1). References carry it, so one store refuses
+    /// another's.
+    public var storeIdentifier: [UInt8]?
+    /// The newest sequence of any deletion marker a compaction has dropped: the store no
+    /// longer knows which keys deletions up to it touched (format 1.1).
+    public var droppedDeletions: UInt64?
 
     public init(
         logNumber: UInt64? = nil, lastSequence: UInt64? = nil, nextFileNumber: UInt64? = nil,
-        added: [SegmentMeta] = [], removed: [(level: Int, fileNumber: UInt64)] = []
+        added: [SegmentMeta] = [], removed: [(level: Int, fileNumber: UInt64)] = [],
+        storeIdentifier: [UInt8]? = nil, droppedDeletions: UInt64? = nil
     ) {
         self.logNumber = logNumber
         self.lastSequence = lastSequence
         self.nextFileNumber = nextFileNumber
         self.added = added
         self.removed = removed
+        self.storeIdentifier = storeIdentifier
+        self.droppedDeletions = droppedDeletions
     }
 
     public static func == (a: VersionEdit, b: VersionEdit) -> Bool {
         a.logNumber == b.logNumber && a.lastSequence == b.lastSequence && a.nextFileNumber == b.nextFileNumber
             && a.added == b.added && a.removed.elementsEqual(b.removed, by: { $0.level == $1.level && $0.fileNumber == $1.fileNumber })
+            && a.storeIdentifier == b.storeIdentifier && a.droppedDeletions == b.droppedDeletions
     }
 
     public func encoded() -> [UInt8] {
@@ -173,6 +197,19 @@ public struct VersionEdit: Sendable, Equatable {
             out.appendVarint(UInt64(meta.largestKey.count))
             out.append(contentsOf: meta.largestKey)
         }
+        if let storeIdentifier {
+            precondition(storeIdentifier.count == ManifestFormat.storeIdentifierSize, "a store identifier is 16 bytes")
+            out.appendVarint(ManifestFormat.Tag.storeIdentifier.rawValue)
+            out.appendVarint(UInt64(storeIdentifier.count))
+            out.append(contentsOf: storeIdentifier)
+        }
+        if let droppedDeletions {
+            var body = [UInt8]()
+            body.appendVarint(droppedDeletions)
+            out.appendVarint(ManifestFormat.Tag.droppedDeletions.rawValue)
+            out.appendVarint(UInt64(body.count))
+            out.append(contentsOf: body)
+        }
         return out
     }
 
@@ -185,6 +222,12 @@ public struct VersionEdit: Sendable, Equatable {
         while !reader.isAtEnd {
             let at = baseOffset + reader.position
             let rawTag = try reader.readVarint("edit field tag")
+            if rawTag >= ManifestFormat.Tag.firstSized {
+                let length = try reader.readLength("edit field \(rawTag) length", limit: 1 << 20)
+                let body = try reader.readBytes(length, "edit field \(rawTag)")
+                try decodeSized(rawTag, body, into: &edit, at: at, bodyOffset: baseOffset + reader.position - length)
+                continue
+            }
             guard let tag = ManifestFormat.Tag(rawValue: rawTag) else {
                 throw FormatError(.malformed, "version edit field tag \(rawTag) is unknown", offset: at)
             }
@@ -215,9 +258,33 @@ public struct VersionEdit: Sendable, Equatable {
                         level: level, fileNumber: number, fileSize: size, entryCount: entries,
                         smallestSequence: smallestSequence, largestSequence: largestSequence,
                         smallestKey: smallestKey, largestKey: largestKey))
+            case .storeIdentifier, .droppedDeletions:
+                preconditionFailure("sized fields are decoded by decodeSized")
             }
         }
         return edit
+    }
+
+    /// A field whose body length came first (tags 6 and up). One this reader does not know
+    /// is skipped: a later minor version added it, and the rules say old readers may ignore it.
+    private static func decodeSized(_ tag: UInt64, _ body: UnsafeRawBufferPointer, into edit: inout VersionEdit, at: Int, bodyOffset: Int)
+        throws(FormatError)
+    {
+        switch ManifestFormat.Tag(rawValue: tag) {
+        case .storeIdentifier?:
+            guard body.count == ManifestFormat.storeIdentifierSize else {
+                throw FormatError(.malformed, "the store identifier is \(body.count) bytes, not \(ManifestFormat.storeIdentifierSize)", offset: at)
+            }
+            edit.storeIdentifier = Array(body)
+        case .droppedDeletions?:
+            var reader = ByteReader(body, baseOffset: bodyOffset)
+            edit.droppedDeletions = try reader.readVarint("dropped deletions")
+            guard reader.isAtEnd else {
+                throw FormatError(.malformed, "the dropped-deletions field holds bytes after its number", offset: at)
+            }
+        default:
+            break
+        }
     }
 
     private static func readLevel(_ reader: inout ByteReader) throws(FormatError) -> Int {

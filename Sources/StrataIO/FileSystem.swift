@@ -41,6 +41,12 @@ public protocol FileSystem: Sendable {
     /// Throws `IOError` with code `.wouldBlock` when someone else holds it, in this process or
     /// another.
     func lockFile(_ path: String) throws -> any FileLock
+
+    /// Gives `destination` (which must not exist) the same contents as `source`: a hard link
+    /// where the file system allows one, otherwise a copy, synced. Durable after
+    /// `syncDirectory` of the destination's directory. Only for files that are never written
+    /// again: a hard link shares later writes.
+    func linkOrCopyFile(_ source: String, to destination: String) throws
 }
 
 /// An open file. All offsets are absolute: there is no file position to share.
@@ -111,6 +117,37 @@ extension FileHandle {
 }
 
 extension FileSystem {
+    /// The copy half of `linkOrCopyFile`, and the whole of it for file systems without links:
+    /// 1 MiB at a time, then synced.
+    public func linkOrCopyFile(_ source: String, to destination: String) throws {
+        try copyFile(source, to: destination)
+    }
+
+    public func copyFile(_ source: String, to destination: String) throws {
+        guard try kind(of: destination) == nil else {
+            throw IOError(code: .alreadyExists, operation: "copy", path: destination, message: "the destination exists")
+        }
+        let input = try openFile(source, create: false)
+        defer { try? input.close() }
+        let output = try openFile(destination, create: true)
+        do {
+            let size = try input.size()
+            var offset: Int64 = 0
+            while offset < size {
+                let chunk = try input.read(at: offset, count: Int(min(size - offset, 1 << 20)))
+                if chunk.isEmpty { break }
+                try output.write(chunk, at: offset)
+                offset += Int64(chunk.count)
+            }
+            try output.sync()
+            try output.close()
+        } catch {
+            try? output.close()
+            try? removeFile(destination)
+            throw error
+        }
+    }
+
     /// Joins a directory and a name with exactly one separator.
     public func path(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name

@@ -63,6 +63,19 @@ public struct POSIXFileSystem: FileSystem {
         guard result == 0 else { throw IOError(errno: errno, operation: "rename", path: "\(source) -> \(destination)") }
     }
 
+    /// A hard link; a copy when the two paths are on different file systems or the file
+    /// system has no hard links.
+    public func linkOrCopyFile(_ source: String, to destination: String) throws {
+        if link(source, destination) == 0 { return }
+        let failure = errno
+        switch failure {
+        case EXDEV, EPERM, EMLINK, ENOTSUP:
+            try copyFile(source, to: destination)
+        default:
+            throw IOError(errno: failure, operation: "link", path: "\(source) -> \(destination)")
+        }
+    }
+
     public func removeFile(_ path: String) throws {
         guard unlink(path) == 0 else { throw IOError(errno: errno, operation: "unlink", path: path) }
     }

@@ -20,6 +20,16 @@ struct ManifestReplay {
         if isFirst { checkSnapshot(edit, offset: offset) }
         setScalar(\.logNumber, edit.logNumber, "log number", offset: offset)
         setScalar(\.lastSequence, edit.lastSequence, "last sequence", offset: offset)
+        setScalar(\.droppedDeletions, edit.droppedDeletions, "dropped-deletions sequence", offset: offset)
+        if let identifier = edit.storeIdentifier {
+            if let old = state.storeIdentifier, old != identifier {
+                report(
+                    FindingCode.manifestBadEdit, offset,
+                    "the record at byte \(offset) changes the store's identifier, which the store never does; the manifest is inconsistent: restore the store from a backup"
+                )
+            }
+            state.storeIdentifier = identifier
+        }
         if let next = edit.nextFileNumber {
             if let old = state.nextFileNumber, next < old {
                 report(

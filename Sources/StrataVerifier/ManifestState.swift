@@ -6,6 +6,10 @@ import StrataFormat
 struct ManifestState {
     var logNumber: UInt64 = 0
     var lastSequence: UInt64 = 0
+    /// The newest sequence of a tombstone a compaction dropped (format 1.1).
+    var droppedDeletions: UInt64 = 0
+    /// The store's identity, once a record names it (format 1.1).
+    var storeIdentifier: [UInt8]?
     /// Nil until a record sets it.
     var nextFileNumber: UInt64?
     /// Live segments by file number.

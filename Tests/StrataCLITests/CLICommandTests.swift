@@ -343,4 +343,23 @@ struct CLICommandTests {
             #expect(help.status == 0 && help.output.contains("import"), "\(help)")
         }
     }
+
+    @Test func backupCopiesTheStoreAndTheCopyPassesFsck() async throws {
+        try await withTemporaryDirectory { dir in
+            let store = dir.path("kv.strata")
+            let copy = dir.path("copy.strata")
+            #expect(try await strata("put", store, "a", "1").status == 0)
+            #expect(try await strata("compact", store).status == 0)  // "a" in a segment file
+            #expect(try await strata("put", store, "b", "2").status == 0)  // "b" in the log only
+            let backup = try await strata("backup", store, copy)
+            #expect(backup.status == 0, "\(backup)")
+            #expect(backup.output.contains("version: 2") && backup.output.contains("segmentFilesShared: 1"), "\(backup)")
+            #expect(try await strata("get", copy, "a").output == "1\n")
+            #expect(try await strata("get", copy, "b").output == "2\n")
+            let check = try await strataFsck(copy)
+            #expect(check.status == 0, "\(check)")
+            let again = try await strata("backup", store, copy)
+            #expect(again.status == 1 && again.errorText.contains("not empty"), "\(again)")
+        }
+    }
 }

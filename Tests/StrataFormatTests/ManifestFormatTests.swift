@@ -149,7 +149,7 @@ private func addField(
         #expect(bytes.count == ManifestFormat.headerSize)
         #expect(bytes.count == 32)
         #expect(Array(bytes[0..<8]) == Array("STRATAMF".utf8))
-        #expect(Array(bytes[8..<12]) == [1, 0, 0, 0])
+        #expect(Array(bytes[8..<12]) == [1, 0, 1, 0])
         #expect(Array(bytes[12..<16]) == [0, 0, 0, 0])
         #expect(Array(bytes[16..<24]) == [8, 7, 6, 5, 4, 3, 2, 1])
         #expect(Array(bytes[24..<28]) == [0, 0, 0, 0])
@@ -158,7 +158,7 @@ private func addField(
         let decoded = try bytes.withUnsafeBytes { try ManifestFormat.Header.decode($0) }
         #expect(decoded == header)
         #expect(decoded.majorVersion == 1)
-        #expect(decoded.minorVersion == 0)
+        #expect(decoded.minorVersion == 1)
     }
 
     @Test func extremeFileNumbersRoundTrip() throws {
@@ -349,14 +349,20 @@ private func addField(
 }
 
 @Suite struct VersionEditDecodeFailureTests {
-    @Test func unknownTagIsMalformed() {
-        for tag: UInt64 in [0, 6, 7, 127, 128, 1 << 40] {
-            var bytes: [UInt8] = [1, 2]  // a valid logNumber first
+    @Test func tagZeroIsMalformed() {
+        let error = editError([1, 2, 0, 1], baseOffset: 100)  // a valid logNumber first
+        #expect(error?.kind == .malformed)
+        #expect(error?.offset == 102)
+    }
+
+    @Test func aSizedFieldCutOffIsTruncated() {
+        // From 1.1, tags 6 and up carry their length: one whose body is missing is cut off,
+        // whether this reader knows the tag or not.
+        for tag: UInt64 in [6, 7, 127, 128, 1 << 40] {
+            var bytes: [UInt8] = [1, 2]
             bytes.appendVarint(tag)
             bytes += [1]
-            let error = editError(bytes, baseOffset: 100)
-            #expect(error?.kind == .malformed, "tag \(tag)")
-            #expect(error?.offset == 102, "tag \(tag)")
+            #expect(editError(bytes, baseOffset: 100)?.kind == .truncated, "tag \(tag)")
         }
     }
 

@@ -10,11 +10,12 @@ struct ManifestWorkedExampleTests {
 
     static let headerBytes = hex(
         """
-        53 54 52 41 54 41 4d 46 01 00 00 00 00 00 00 00 03 00 00 00 00 00 00 00 00 00 00 00 2d 4a d5 8a
+        53 54 52 41 54 41 4d 46 01 00 01 00 00 00 00 00 03 00 00 00 00 00 00 00 00 00 00 00 cc fc 87 65
         """)
     static let firstRecordBytes = hex(
         """
-        11 26 f6 4b 1b 00 01 01 02 02 05 03 05 04 00 04 c9 01 05 01 05 05 61 70 70 6c 65 06 63 68 65 72 72 79
+        9c d0 46 28 30 00 01 01 02 02 05 03 05 04 00 04 c9 01 05 01 05 05 61 70 70 6c 65 06 63 68 65 72 72 79
+        06 10 8c 2f 6e 1a 4b 3d 4f 0e 9a 7c 15 d2 e0 b3 6f 41 07 01 00
         """)
     static let secondRecordBytes = hex(
         """
@@ -28,7 +29,8 @@ struct ManifestWorkedExampleTests {
             SegmentMeta(
                 level: 0, fileNumber: 4, fileSize: 201, entryCount: 5, smallestSequence: 1,
                 largestSequence: 5, smallestKey: Array("apple".utf8), largestKey: Array("cherry".utf8))
-        ])
+        ],
+        storeIdentifier: hex("8c 2f 6e 1a 4b 3d 4f 0e 9a 7c 15 d2 e0 b3 6f 41"), droppedDeletions: 0)
     static let flush = VersionEdit(
         logNumber: 3, lastSequence: 9, nextFileNumber: 6,
         added: [
@@ -50,26 +52,26 @@ struct ManifestWorkedExampleTests {
     @Test func payloadsMatchTheDocument() {
         #expect(Self.snapshot.encoded() == Array(Self.firstRecordBytes[7...]))
         #expect(Self.flush.encoded() == Array(Self.secondRecordBytes[7...]))
-        #expect(Self.snapshot.encoded().count == 27)
+        #expect(Self.snapshot.encoded().count == 48)
         #expect(Self.flush.encoded().count == 26)
     }
 
     @Test func fileMatchesTheDocument() {
         var file = ManifestFormat.Header(fileNumber: 3).encoded()
         let firstEnd = Self.snapshot.encoded().withUnsafeBytes { WALFormat.appendRecord($0, to: &file, fileOffset: 0) }
-        #expect(firstEnd == 66)
+        #expect(firstEnd == 87)
         let secondEnd = Self.flush.encoded().withUnsafeBytes { WALFormat.appendRecord($0, to: &file, fileOffset: 0) }
-        #expect(secondEnd == 99)
+        #expect(secondEnd == 120)
         #expect(file == Self.fileBytes)
-        #expect(file.count == 99)
+        #expect(file.count == 120)
     }
 
     @Test func checksumsCoverWhatTheDocumentSays() {
         let file = Self.fileBytes
         // Header CRC: bytes 0..<28. Fragment CRC: length, type and payload.
         #expect(Self.le32(file, 28) == Checksum.crc32(file[0..<28]))
-        #expect(Self.le32(file, 32) == Checksum.crc32(file[36..<66]))
-        #expect(Self.le32(file, 66) == Checksum.crc32(file[70..<99]))
+        #expect(Self.le32(file, 32) == Checksum.crc32(file[36..<87]))
+        #expect(Self.le32(file, 87) == Checksum.crc32(file[91..<120]))
     }
 
     @Test func decodesBackToTheEdits() throws {
@@ -86,14 +88,14 @@ struct ManifestWorkedExampleTests {
                 offsets.append(offset)
                 edits.append(try payload.withUnsafeBytes { try VersionEdit.decode($0, baseOffset: offset + WALFormat.fragmentHeaderSize) })
             case .end(let offset):
-                #expect(offset == 99)
+                #expect(offset == 120)
                 break scan
             case .invalid(let offset, let reason):
                 Issue.record("invalid record at \(offset): \(reason)")
                 break scan
             }
         }
-        #expect(offsets == [32, 66])
+        #expect(offsets == [32, 87])
         #expect(edits == [Self.snapshot, Self.flush])
     }
 
@@ -110,9 +112,9 @@ struct ManifestWorkedExampleTests {
     }
 
     @Test func tornSecondRecordLeavesTheSnapshot() throws {
-        // Cut the file inside the second record: the scanner reports the record at 66 as
+        // Cut the file inside the second record: the scanner reports the record at 87 as
         // cut off, and the state is the snapshot's.
-        let torn = Array(Self.fileBytes[0..<90])
+        let torn = Array(Self.fileBytes[0..<111])
         var scanner = WALScanner(bytes: torn, start: ManifestFormat.headerSize)
         var state = ReplayedState()
         guard case .record(let payload, _, _) = scanner.next() else {
@@ -124,7 +126,7 @@ struct ManifestWorkedExampleTests {
             Issue.record("the torn record was not reported")
             return
         }
-        #expect(offset == 66)
+        #expect(offset == 87)
         #expect(state.logNumber == 2)
         #expect(state.lastSequence == 5)
         #expect(state.nextFileNumber == 5)

@@ -28,6 +28,12 @@ struct ManifestCheckTests {
                 $0.manifestEdits + [VersionEdit(removed: [(level: 0, fileNumber: 4)]), VersionEdit(added: [$0.level0Meta])]
             } == ["manifest.duplicateFile"])
         #expect(try await codes { $0.manifestEdits + [VersionEdit(logNumber: 2)] } == ["manifest.numberDecreased"])
+        #expect(
+            try await codes { $0.manifestEdits + [VersionEdit(droppedDeletions: 3), VersionEdit(droppedDeletions: 2)] } == ["manifest.numberDecreased"])
+        let first = [UInt8](repeating: 1, count: 16)
+        let second = [UInt8](repeating: 2, count: 16)
+        #expect(try await codes { $0.manifestEdits + [VersionEdit(storeIdentifier: first), VersionEdit(storeIdentifier: first)] } == [])
+        #expect(try await codes { $0.manifestEdits + [VersionEdit(storeIdentifier: first), VersionEdit(storeIdentifier: second)] } == ["manifest.badEdit"])
         #expect(try await codes { $0.manifestEdits + [VersionEdit(nextFileNumber: 4)] }.contains("manifest.numberDecreased"))
 
         var beyond = CleanStore().level0Meta

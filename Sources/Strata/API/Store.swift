@@ -26,6 +26,8 @@ public final class Store: Sendable {
     /// What new reads see; outlives reloads.
     let published: PublishedState
     let snapshots = SnapshotRegistry()
+    /// Observations and change feeds; outlive reloads, as the published state does.
+    let listeners = CommitListeners()
     /// The lifecycle phase and the loaded engine. Short critical sections only: every call
     /// reads it once.
     let core: Locked<Core>
@@ -69,7 +71,7 @@ public final class Store: Sendable {
         self.lock = lock
         self.recovery = opened.report
         self.published = opened.versions.published
-        self.core = Locked(Core(phase: .active, engine: Engine(opened: opened, directory: path, options: options, snapshots: snapshots)))
+        self.core = Locked(Core(phase: .active, engine: Engine(opened: opened, directory: path, options: options, snapshots: snapshots, listeners: listeners)))
     }
 
     deinit {

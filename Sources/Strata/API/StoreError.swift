@@ -11,7 +11,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case corruption, io, diskFull, closed, locked, suspended, readOnly, conflict,
-                invalidArgument, formatVersion, notAStore
+                invalidArgument, formatVersion, notAStore, overflow
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -32,8 +32,13 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// An earlier write failed in a way that leaves the log's state unknown, so the store
         /// refuses writes until it is closed and reopened. Reads still work.
         public static let readOnly = Code(.readOnly)
-        /// An optimistic check found the data changed.
+        /// An optimistic check found the data changed (`require(unchanged:)`): read it again,
+        /// with a new reference, and redo the change. Making the same call again fails the
+        /// same way, so it is not retryable.
         public static let conflict = Code(.conflict)
+        /// A change feed's consumer fell further behind than its buffer holds; the feed
+        /// ended. Start a new one and read the range again.
+        public static let overflow = Code(.overflow)
         /// A call's argument is not allowed: an empty or oversized key, an oversized value,
         /// a transaction used outside its closure, a nested synchronous write.
         public static let invalidArgument = Code(.invalidArgument)

@@ -159,3 +159,11 @@ struct HashedKey: Hashable {
         hasher.combine(bytes.withUnsafeBytes(hashKey))
     }
 }
+
+extension WriteTransaction: CommittedStateReading {
+    /// Every commit the writer has run, without this transaction's own writes.
+    func committedView() throws -> ReadView {
+        try checkActive()
+        return ReadView(version: head, sequence: version)
+    }
+}

@@ -61,7 +61,7 @@ extension IONode.Context {
 /// transaction the operation runs in (a read, a snapshot, or a write, whose own writes it
 /// sees) and offers no way to change it.
 public struct ReadOnlyTransaction: ReadableTransaction {
-    private let base: any ReadableTransaction
+    let base: any ReadableTransaction
 
     init(_ base: any ReadableTransaction) {
         self.base = base

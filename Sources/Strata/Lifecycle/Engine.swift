@@ -9,7 +9,7 @@ final class Engine: Sendable {
     let maintenance: Maintenance
     let writer: Writer
 
-    init(opened: OpenedStore, directory: String, options: StoreOptions, snapshots: SnapshotRegistry) {
+    init(opened: OpenedStore, directory: String, options: StoreOptions, snapshots: SnapshotRegistry, listeners: CommitListeners) {
         versions = opened.versions
         cache = opened.cache
         let maintenance = Maintenance(
@@ -18,7 +18,7 @@ final class Engine: Sendable {
         self.maintenance = maintenance
         writer = Writer(
             memtable: opened.memtable, lastSequence: opened.lastSequence, wal: opened.wal,
-            maintenance: maintenance, options: options)
+            maintenance: maintenance, options: options, listeners: listeners)
         // Files left over from before the open may already call for a compaction.
         maintenance.schedule()
     }

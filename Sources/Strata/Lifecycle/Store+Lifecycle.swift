@@ -135,6 +135,8 @@ extension Store {
         }
         lock.release()
         checkLifecycleInvariants()
+        // Observers report the interruption now rather than at the next commit.
+        listeners.lifecycleChanged()
         if let failure { throw failure }
     }
 
@@ -173,7 +175,7 @@ extension Store {
             // old engine stays, suspended, and a later resume tries again.
             let opened = try Recovery.reload(path: path, options: options, into: published)
             engine.retire(with: StoreError(.suspended, "the store reloaded its state after another process wrote to it; retry the call"))
-            finishResuming(with: Engine(opened: opened, directory: path, options: options, snapshots: snapshots))
+            finishResuming(with: Engine(opened: opened, directory: path, options: options, snapshots: snapshots, listeners: listeners))
             return .reloaded(from: from, to: opened.lastSequence)
         } catch {
             lock.release()
@@ -189,6 +191,9 @@ extension Store {
         }
         published.setAdmission(.open)
         checkLifecycleInvariants()
+        // Observers read again: after a reload their values may have changed without a
+        // commit of this store's writer.
+        listeners.lifecycleChanged()
     }
 
     private func closeLocked() throws {
@@ -200,6 +205,7 @@ extension Store {
             return (core.phase, core.engine)
         }
         published.setAdmission(.closed)
+        listeners.storeClosed()
         switch phase {
         case .closed:
             return

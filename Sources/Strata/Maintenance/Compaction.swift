@@ -52,8 +52,18 @@ struct CompactionPlan {
 /// - of the versions at or below the horizon only the newest is kept: no reader can tell
 ///   the older ones apart from it;
 /// - that newest one is dropped too when it is a tombstone and no deeper level holds the key,
-///   because then nothing older can reappear.
+///   because then nothing older can reappear. The newest sequence of a tombstone dropped so
+///   is reported (`droppedDeletions`): from then on the store cannot tell that a deletion
+///   happened to that key, and references answer conservatively (HistoryProbe).
 struct CompactionMerge {
+    struct Result {
+        var outputs: [SegmentMeta]
+        var entriesIn: Int
+        var entriesOut: Int
+        /// The newest sequence of a tombstone the merge dropped, 0 when it dropped none.
+        var droppedDeletions: UInt64
+    }
+
     let plan: CompactionPlan
     let horizon: UInt64
     /// Files in levels below the output level, for the tombstone rule.
@@ -64,7 +74,7 @@ struct CompactionMerge {
     var checkNotPaused: () throws -> Void = {}
 
     /// Runs the merge, calling `write` for each finished output file.
-    func run(write: (inout SegmentOutput) throws -> SegmentMeta) throws -> (outputs: [SegmentMeta], entriesIn: Int, entriesOut: Int) {
+    func run(write: (inout SegmentOutput) throws -> SegmentMeta) throws -> Result {
         var runs: [RawFileIterator] = []
         for input in plan.inputs {
             if input.level == 0 {
@@ -86,6 +96,7 @@ struct CompactionMerge {
         var keptAtHorizon = false
         var entriesIn = 0
         var entriesOut = 0
+        var droppedDeletions: UInt64 = 0
 
         while true {
             var best = -1
@@ -121,7 +132,10 @@ struct CompactionMerge {
                     keep = false
                 } else {
                     keptAtHorizon = true
-                    if isTombstone && !deeperLevelsHold(currentKey.bytes) { keep = false }
+                    if isTombstone && !deeperLevelsHold(currentKey.bytes) {
+                        keep = false
+                        droppedDeletions = max(droppedDeletions, sequence)
+                    }
                 }
             }
             if keep {
@@ -135,7 +149,7 @@ struct CompactionMerge {
             }
         }
         if output.entryCount > 0 { outputs.append(try write(&output)) }
-        return (outputs, entriesIn, entriesOut)
+        return Result(outputs: outputs, entriesIn: entriesIn, entriesOut: entriesOut, droppedDeletions: droppedDeletions)
     }
 
     private func deeperLevelsHold(_ key: UnsafeRawBufferPointer) -> Bool {

@@ -351,7 +351,7 @@ final class Maintenance: Sendable {
         var written: [UInt64] = []
         /// Set once the edit naming the outputs may have reached the manifest.
         var editAttempted = false
-        let result: (outputs: [SegmentMeta], entriesIn: Int, entriesOut: Int)
+        let result: CompactionMerge.Result
         do {
             result = try merge.run { output in
                 let number = versions.allocateFileNumber()
@@ -364,7 +364,11 @@ final class Maintenance: Sendable {
             try checkNotPaused()
             let removed = plan.inputs.flatMap { input in input.files.map { (level: input.level, fileNumber: $0.number) } }
             editAttempted = true
-            try versions.logAndApply(VersionEdit(added: result.outputs, removed: removed), opened: opened)
+            try versions.logAndApply(
+                VersionEdit(
+                    added: result.outputs, removed: removed,
+                    droppedDeletions: result.droppedDeletions > 0 ? result.droppedDeletions : nil),
+                opened: opened)
         } catch {
             // Before the edit, nobody references the outputs: remove them now. Once the edit
             // was attempted, a failed sync leaves it unknown whether the manifest on disk

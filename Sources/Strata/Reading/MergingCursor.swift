@@ -34,10 +34,17 @@ final class MergingCursor {
     private let lastKey = KeyBuffer()
     @exclusivity(unchecked) private var hasLastKey = false
     private let reverse: Bool
+    /// Hand out tombstones too (a history probe asks what last happened to each key).
+    private let includingDeletions: Bool
+    /// The sequence of the entry just returned, and whether it is a tombstone (only ever
+    /// true when `includingDeletions`).
+    @exclusivity(unchecked) private(set) var sequence: UInt64 = 0
+    @exclusivity(unchecked) private(set) var isDeletion = false
     @exclusivity(unchecked) private(set) var key = UnsafeRawBufferPointer(start: nil, count: 0)
     @exclusivity(unchecked) private(set) var value = UnsafeRawBufferPointer(start: nil, count: 0)
 
-    init(sources: [MergeSource], reverse: Bool) {
+    init(sources: [MergeSource], reverse: Bool, includingDeletions: Bool = false) {
+        self.includingDeletions = includingDeletions
         self.sources = sources
         count = sources.count
         unretained = .allocate(capacity: max(count, 1))
@@ -164,12 +171,14 @@ final class MergingCursor {
                 continue
             }
             let (isTombstone, winnerValue) = unretained[winner]._withUnsafeGuaranteedRef { ($0.isTombstone, $0.value) }
-            if isTombstone {
+            if isTombstone && !includingDeletions {
                 try passTop()
                 continue
             }
             key = winnerKey
             value = winnerValue
+            sequence = sequences[winner]
+            isDeletion = isTombstone
             pendingCount = 1
             return true
         }

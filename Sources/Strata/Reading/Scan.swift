@@ -20,7 +20,7 @@ public struct Scan: Sequence {
         overlay.isEmpty && version.sealed.isEmpty && version.levels.allSatisfy(\.isEmpty)
     }
 
-    func makeMerge() -> MergingCursor {
+    func makeMerge(includingDeletions: Bool = false) -> MergingCursor {
         var sources: [MergeSource] = []
         if !overlay.isEmpty { sources.append(OverlaySource(entries: overlay)) }
         for table in [version.memtable] + version.sealed {
@@ -32,7 +32,7 @@ public struct Scan: Sequence {
         for level in version.levels.dropFirst() where !level.isEmpty {
             sources.append(FileSource(files: level, sequence: sequence, lower: lower, upper: upper, reverse: reverse))
         }
-        return MergingCursor(sources: sources, reverse: reverse)
+        return MergingCursor(sources: sources, reverse: reverse, includingDeletions: includingDeletions)
     }
 
     public struct Iterator: IteratorProtocol {

@@ -74,6 +74,8 @@ struct ManifestLoader {
         if let logNumber = edit.logNumber { state.logNumber = logNumber }
         if let lastSequence = edit.lastSequence { state.lastSequence = lastSequence }
         if let nextFileNumber = edit.nextFileNumber { state.nextFileNumber = nextFileNumber }
+        if let identifier = edit.storeIdentifier { state.storeIdentifier = identifier }
+        if let dropped = edit.droppedDeletions { state.droppedDeletions = max(state.droppedDeletions, dropped) }
         for removal in edit.removed {
             guard segments.removeValue(forKey: removal.fileNumber) != nil else {
                 throw StoreError(.corruption, "a manifest edit removes segment \(removal.fileNumber), which is not live", file: path, offset: Int64(offset))

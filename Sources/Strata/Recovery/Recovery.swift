@@ -97,8 +97,14 @@ enum Recovery {
             return
         }
         try refuseForeignDirectory(path, names: names)
-        let temporaryName = StoreIdentityFormat.fileName + ".tmp"
-        let temporaryPath = fs.path(path, temporaryName)
+        try writeIdentityFile(directory: path, fileSystem: fs)
+    }
+
+    /// Writes the identity file atomically (docs/format/store.md): to `STRATA.tmp`, synced,
+    /// renamed into place, the directory synced. Creating a store and finishing a checkpoint
+    /// both end with it, so a directory without it is never taken for a store.
+    static func writeIdentityFile(directory path: String, fileSystem fs: any FileSystem) throws {
+        let temporaryPath = fs.path(path, StoreIdentityFormat.fileName + ".tmp")
         let handle = try fs.openFile(temporaryPath, create: true)
         do {
             try handle.truncate(to: 0)
@@ -109,7 +115,7 @@ enum Recovery {
             try? handle.close()
             throw error
         }
-        try fs.rename(temporaryPath, to: identityPath)
+        try fs.rename(temporaryPath, to: fs.path(path, StoreIdentityFormat.fileName))
         try fs.syncDirectory(path)
     }
 
@@ -273,10 +279,17 @@ enum Recovery {
         // process failed to append to is never appended to again.
         let manifestNumber = loaded.state.nextFileNumber
         loaded.state.nextFileNumber += 1
+        // A new store, or one written before format 1.1, gets its identity now; the snapshot
+        // below records it.
+        if loaded.state.storeIdentifier.isEmpty { loaded.state.storeIdentifier = StoreIdentity.generate() }
         let manifest = try ManifestWriter.install(
             number: manifestNumber, snapshot: VersionSet.snapshotEdit(loaded.state, Array(loaded.segments.values)),
             fileSystem: fs, directory: path)
-        let view = ReadView(version: Version(memtable: memtable, levels: levels), sequence: lastSequence)
+        let view = ReadView(
+            version: Version(
+                memtable: memtable, levels: levels, storeID: StoreIdentity.uuid(loaded.state.storeIdentifier),
+                droppedDeletions: loaded.state.droppedDeletions),
+            sequence: lastSequence)
         let published: PublishedState
         if let existing {
             existing.reset(to: view)

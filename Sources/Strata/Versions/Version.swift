@@ -1,3 +1,4 @@
+import Foundation
 @_spi(Engine) import StrataFormat
 
 /// The data a reader can see: the active memtable, sealed memtables waiting for their flush,
@@ -15,11 +16,22 @@ final class Version: Sendable {
     let sealed: [MemTable]
     /// `levels[0]` newest first; deeper levels sorted by smallest key.
     let levels: [[SegmentTable]]
+    /// The store these files belong to (References/StoreIdentity.swift).
+    let storeID: UUID
+    /// The newest sequence of a deletion marker that compaction dropped from these files'
+    /// ancestors: for a key with no entry left, deletions up to it can no longer be told apart
+    /// from no change (References/HistoryProbe.swift).
+    let droppedDeletions: UInt64
 
-    init(memtable: MemTable, sealed: [MemTable] = [], levels: [[SegmentTable]] = Array(repeating: [], count: ManifestFormat.maxLevels)) {
+    init(
+        memtable: MemTable, sealed: [MemTable] = [], levels: [[SegmentTable]] = Array(repeating: [], count: ManifestFormat.maxLevels),
+        storeID: UUID, droppedDeletions: UInt64
+    ) {
         self.memtable = memtable
         self.sealed = sealed
         self.levels = levels
+        self.storeID = storeID
+        self.droppedDeletions = droppedDeletions
         #if STRATA_INTERNAL_CHECKS
             for level in levels.dropFirst() {
                 for (a, b) in zip(level, level.dropFirst()) {
@@ -29,8 +41,10 @@ final class Version: Sendable {
         #endif
     }
 
-    func replacing(memtable: MemTable? = nil, sealed: [MemTable]? = nil, levels: [[SegmentTable]]? = nil) -> Version {
-        Version(memtable: memtable ?? self.memtable, sealed: sealed ?? self.sealed, levels: levels ?? self.levels)
+    func replacing(memtable: MemTable? = nil, sealed: [MemTable]? = nil, levels: [[SegmentTable]]? = nil, droppedDeletions: UInt64? = nil) -> Version {
+        Version(
+            memtable: memtable ?? self.memtable, sealed: sealed ?? self.sealed, levels: levels ?? self.levels, storeID: storeID,
+            droppedDeletions: droppedDeletions ?? self.droppedDeletions)
     }
 
     /// The newest version of `key` at or below `sequence`: value, tombstone or absent.

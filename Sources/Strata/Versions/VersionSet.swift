@@ -15,8 +15,8 @@ import Synchronization
 ///    shows a file the manifest does not name.
 /// 3. This is the only publisher of Versions: commits (`publish(sequence:)`), sealed
 ///    memtables (`sealMemtable`), and installed flushes and compactions (`logAndApply`).
-/// 4. `logNumber` and `lastSequence` never decrease, and `nextFileNumber` is above every file
-///    number in the levels and the manifest's own.
+/// 4. `logNumber`, `lastSequence` and `droppedDeletions` never decrease, and `nextFileNumber`
+///    is above every file number in the levels and the manifest's own.
 /// 5. A WAL segment is retired only after the edit whose `logNumber` covers it is durable.
 final class VersionSet: @unchecked Sendable {
     // @unchecked Sendable: the mutable state is install-locked (invariant 1); `published`
@@ -26,6 +26,11 @@ final class VersionSet: @unchecked Sendable {
         var logNumber: UInt64
         var lastSequence: UInt64
         var nextFileNumber: UInt64
+        /// The store's identity (16 bytes; empty until recovery gives a store from before
+        /// format 1.1 one).
+        var storeIdentifier: [UInt8] = []
+        /// The newest sequence of a deletion marker a compaction dropped (never decreases).
+        var droppedDeletions: UInt64 = 0
     }
 
     let published: PublishedState
@@ -118,6 +123,7 @@ final class VersionSet: @unchecked Sendable {
             // takes the last value written.
             edit.logNumber = edit.logNumber.map { max($0, state.logNumber) }
             edit.lastSequence = edit.lastSequence.map { max($0, state.lastSequence) }
+            edit.droppedDeletions = edit.droppedDeletions.map { max($0, state.droppedDeletions) }
             let before = state
             try log(edit)
             var levels = self.levels
@@ -133,7 +139,7 @@ final class VersionSet: @unchecked Sendable {
             }
             published.replaceVersion { version in
                 let sealed = flushed.map { table in version.sealed.filter { $0 !== table } } ?? version.sealed
-                return version.replacing(sealed: sealed, levels: levels)
+                return version.replacing(sealed: sealed, levels: levels, droppedDeletions: state.droppedDeletions)
             }
             checkInvariants()
             return state.logNumber > before.logNumber ? state.logNumber : nil
@@ -150,6 +156,7 @@ final class VersionSet: @unchecked Sendable {
         var next = state
         if let logNumber = edit.logNumber { next.logNumber = logNumber }
         if let lastSequence = edit.lastSequence { next.lastSequence = lastSequence }
+        if let dropped = edit.droppedDeletions { next.droppedDeletions = max(next.droppedDeletions, dropped) }
         if manifest.needsNewFile {
             let number = next.nextFileNumber
             next.nextFileNumber += 1
@@ -174,7 +181,9 @@ final class VersionSet: @unchecked Sendable {
     static func snapshotEdit(_ state: PersistedState, _ segments: [SegmentMeta]) -> VersionEdit {
         VersionEdit(
             logNumber: state.logNumber, lastSequence: state.lastSequence, nextFileNumber: state.nextFileNumber,
-            added: segments.sorted { ($0.level, $0.fileNumber) < ($1.level, $1.fileNumber) })
+            added: segments.sorted { ($0.level, $0.fileNumber) < ($1.level, $1.fileNumber) },
+            storeIdentifier: state.storeIdentifier.isEmpty ? nil : state.storeIdentifier,
+            droppedDeletions: state.droppedDeletions)
     }
 
     /// Closes the manifest, with a close mark when its last record needs one.

@@ -106,8 +106,16 @@ final class Writer: @unchecked Sendable {
     private var failure: StoreError? = nil
     private let wal: WALWriter
     private var round: [(request: Request, error: (any Error)?)] = []
+    /// The round's commits, kept only while someone observes (`listeners.isActive`).
+    private var roundWrites: [CommittedWrites] = []
+    /// Observations and change feeds: told of each round's commits once published.
+    private let listeners: CommitListeners
 
-    init(memtable: MemTable, lastSequence: UInt64, wal: WALWriter, maintenance: Maintenance, options: StoreOptions) {
+    init(
+        memtable: MemTable, lastSequence: UInt64, wal: WALWriter, maintenance: Maintenance, options: StoreOptions,
+        listeners: CommitListeners
+    ) {
+        self.listeners = listeners
         self.memtable = memtable
         self.maintenance = maintenance
         self.memtableBudget = max(options.memtableBytes, 64 << 10)
@@ -308,10 +316,13 @@ final class Writer: @unchecked Sendable {
                 if needsSync { try wal.sync() }
                 try failpoints?.handler(.beforePublish)
                 versions.publish(sequence: lastAssigned)
+                // Published first, so an observer that reads in response sees these commits.
+                if !roundWrites.isEmpty { listeners.committed(roundWrites) }
             } catch {
                 enterFailure(error, while: needsSync ? "writing and syncing the WAL" : "writing the WAL")
             }
         }
+        roundWrites.removeAll(keepingCapacity: true)
         // A failed round (a failed roll, write or sync) never writes what it staged.
         if failure != nil { wal.discardStaged() }
         checkInvariants()
@@ -405,6 +416,7 @@ final class Writer: @unchecked Sendable {
         }
         wal.stage(encoder.finish())
         lastAssigned = sequence
+        if listeners.isActive { roundWrites.append(CommittedWrites(sequence: sequence, entries: transaction.entries)) }
         if request.durability == .synced { needsSync = true }
         round.append((.transaction(request), nil))
     }

@@ -1,0 +1,122 @@
+import StrataIO
+
+/// What an observation delivers: the operation's value at a version, or the news that the
+/// store could not be read for a while (suspended, or a transient failure). After an
+/// interruption the observation goes on by itself once the store serves reads again.
+public enum Observed<Value: Sendable>: Sendable {
+    /// The operation's value as of commit `version`.
+    case value(Value, version: UInt64)
+    /// The store could not run the operation; the observation waits and tries again after
+    /// the next `resume()` or commit.
+    case interrupted(StoreError)
+}
+
+/// The values of a read-only operation over time: the current value at once, then a new one
+/// after each commit that wrote a key the operation read (or into a range it scanned). A
+/// slow consumer gets the latest value, never a backlog: values it did not take in time are
+/// replaced by newer ones. It ends when the store closes or the consuming task is cancelled.
+///
+/// ```swift
+/// for await update in store.observe(.scan(prefix: Array("mail/".utf8))) {
+///     if case .value(let mails, let version) = update { show(mails, at: version) }
+/// }
+/// ```
+public struct Observation<Value: Sendable>: AsyncSequence, Sendable {
+    public typealias Element = Observed<Value>
+    let stream: AsyncStream<Observed<Value>>
+
+    public func makeAsyncIterator() -> AsyncStream<Observed<Value>>.Iterator {
+        stream.makeAsyncIterator()
+    }
+}
+
+extension Store {
+    /// Observes a read-only operation (see ``Observation``). The operation runs on a
+    /// snapshot, on a task of its own, never inside a transaction or on the writer queue.
+    public func observe<Value: Sendable>(_ operation: StoreIO<ReadOnly, Value>) -> Observation<Value> {
+        let (output, results) = AsyncStream.makeStream(of: Observed<Value>.self, bufferingPolicy: .bufferingNewest(1))
+        let observer = Observer()
+        let published = self.published
+        let listeners = self.listeners
+        listeners.add(observer)
+        let task = Task {
+            for await _ in observer.triggers {
+                if Task.isCancelled { break }
+                observer.beginEvaluation()
+                do {
+                    let view = try published.current()
+                    let base = ReadTransaction(view: view)
+                    let recording = RecordingTransaction(base)
+                    let value = try base.run { _ in
+                        try operation.run(in: IONode.Context(readable: recording, writable: nil))
+                    }
+                    observer.endEvaluation(reading: recording.readSet)
+                    results.yield(.value(value, version: view.sequence))
+                } catch let error as StoreError where error.code == .closed {
+                    break
+                } catch {
+                    observer.endEvaluation(reading: nil)
+                    results.yield(.interrupted(StoreError.wrapping(error, while: "evaluating an observed operation")))
+                }
+            }
+            listeners.remove(observer)
+            results.finish()
+        }
+        results.onTermination = { _ in
+            task.cancel()
+            observer.finish()
+            listeners.remove(observer)
+        }
+        observer.trigger()
+        return Observation(stream: output)
+    }
+}
+
+/// One observation's link to the commit path: it signals the evaluating task when a commit
+/// wrote something the last evaluation read.
+///
+/// Invariant: while an evaluation runs (`evaluating`), every commit signals, whatever it
+/// wrote: the evaluation's read set is not known yet, and a commit published after its
+/// snapshot must cause another evaluation. Signals coalesce (one pending at most).
+final class Observer: CommitListener {
+    private struct State {
+        var readSet: ReadSet? = nil
+        var evaluating = false
+    }
+
+    private let state = Locked(State())
+    let triggers: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (triggers, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func trigger() { continuation.yield() }
+
+    func finish() { continuation.finish() }
+
+    func beginEvaluation() {
+        state.withLock { $0.evaluating = true }
+    }
+
+    /// Nil when the evaluation failed: then any commit signals.
+    func endEvaluation(reading readSet: ReadSet?) {
+        state.withLock { state in
+            state.readSet = readSet
+            state.evaluating = false
+        }
+    }
+
+    func committed(_ commits: [CommittedWrites]) {
+        let touched = state.withLock { state -> Bool in
+            guard !state.evaluating, let readSet = state.readSet else { return true }
+            return commits.contains { commit in commit.entries.contains { readSet.contains($0.key) } }
+        }
+        if touched { trigger() }
+    }
+
+    func lifecycleChanged() { trigger() }
+
+    func storeClosed() { finish() }
+}
