@@ -17,12 +17,18 @@ enum ByteEncoding {
         Data(base64Encoded: text).map { Array($0) }
     }
 
-    /// Reads a command-line KEY or VALUE: UTF-8 text, or base64 when `base64` is set.
-    /// `what` names the argument in the error.
+    /// Reads a command-line KEY or VALUE, or a JSON line's base64 field: UTF-8 text, or
+    /// base64 when `base64` is set. Only the canonical spelling of base64 is accepted (the
+    /// one `export` writes): the decoder also takes some others (`YWJj=`, unused bits set),
+    /// and two spellings of one key would be a trap. `what` names the argument in the error.
     static func argument(_ text: String, base64: Bool, what: String) throws(CLIError) -> [UInt8] {
         guard base64 else { return Array(text.utf8) }
         guard let bytes = decodeBase64(text) else {
             throw CLIError("\(what) is not valid base64: \(text)")
+        }
+        let canonical = self.base64(bytes)
+        guard canonical == text else {
+            throw CLIError("\(what) is not canonical base64: \(text) (the same bytes are \(canonical))")
         }
         return bytes
     }

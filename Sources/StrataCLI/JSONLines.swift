@@ -81,6 +81,11 @@ enum JSONLines {
         } catch {
             throw CLIError(#"expected a JSON object with "key" and "value""#)
         }
+        // A decoder keeps one of two same-named fields and says nothing: which value would be
+        // stored is then a guess, so a repeated field is refused.
+        if let repeated = repeatedField(in: line) {
+            throw CLIError("the field \"\(repeated)\" appears twice; give each field once")
+        }
         let key = try bytes(raw.key, raw.keyBase64, name: "key")
         let value = try bytes(raw.value, raw.valueBase64, name: "value")
         if key.isEmpty {
@@ -100,14 +105,61 @@ enum JSONLines {
         case (let text?, nil):
             return Array(text.utf8)
         case (nil, let encoded?):
-            guard let bytes = ByteEncoding.decodeBase64(encoded) else {
-                throw CLIError("\"\(name)_base64\" is not valid base64")
-            }
-            return bytes
+            return try ByteEncoding.argument(encoded, base64: true, what: "\"\(name)_base64\"")
         case (.some, .some):
             throw CLIError("both \"\(name)\" and \"\(name)_base64\" are given; use one")
         case (nil, nil):
             throw CLIError(#"expected a JSON object with "key" and "value""#)
         }
+    }
+
+    /// The first name that appears twice among the top-level fields of the JSON object on
+    /// `line`, or nil. Only called on a line that decoded, so it can assume valid JSON.
+    static func repeatedField(in line: [UInt8]) -> String? {
+        var seen = Set<[UInt8]>()
+        var depth = 0
+        var index = 0
+        var expectingName = false
+        while index < line.count {
+            let byte = line[index]
+            switch byte {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                expectingName = depth == 1 && byte == UInt8(ascii: "{")
+                index += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                index += 1
+            case UInt8(ascii: ","):
+                expectingName = depth == 1
+                index += 1
+            case UInt8(ascii: "\""):
+                let end = endOfString(line, from: index)
+                if expectingName {
+                    let raw = Array(line[index..<end])
+                    // Escapes spell one name in several ways: compare the decoded names.
+                    let name = (try? JSONDecoder().decode(String.self, from: Data(raw))).map { Array($0.utf8) } ?? raw
+                    if !seen.insert(name).inserted { return String(decoding: name, as: UTF8.self) }
+                    expectingName = false
+                }
+                index = end
+            default:
+                index += 1
+            }
+        }
+        return nil
+    }
+
+    /// The index just past the string literal that starts at `start` (a quote).
+    private static func endOfString(_ line: [UInt8], from start: Int) -> Int {
+        var index = start + 1
+        while index < line.count {
+            switch line[index] {
+            case UInt8(ascii: "\\"): index += 2
+            case UInt8(ascii: "\""): return index + 1
+            default: index += 1
+            }
+        }
+        return line.count
     }
 }

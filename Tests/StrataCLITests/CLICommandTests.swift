@@ -198,6 +198,31 @@ struct CLICommandTests {
         }
     }
 
+    @Test func importRefusesRepeatedFieldsAndNonCanonicalBase64() async throws {
+        try await withTemporaryDirectory { dir in
+            let store = dir.path("kv.strata")
+            let cases: [(line: String, says: String)] = [
+                (#"{"key":"a","key":"b","value":"x"}"#, #"the field "key" appears twice"#),
+                (#"{"key":"a","value":"x","value":"y"}"#, #"the field "value" appears twice"#),
+                (#"{"key":"a","k\u0065y":"b","value":"x"}"#, #"the field "key" appears twice"#),
+                (#"{"key_base64":"YWJj=","value":"x"}"#, "is not canonical base64: YWJj= (the same bytes are YWJj)"),
+                (#"{"key":"a","value_base64":"YR=="}"#, "is not canonical base64")
+            ]
+            for (line, says) in cases {
+                let rejected = try await strata("import", store, input: Array("{\"key\":\"ok\",\"value\":\"1\"}\n\(line)\n".utf8))
+                #expect(rejected.status == 1, "\(line): \(rejected)")
+                #expect(rejected.errorText.hasPrefix("strata: line 2: ") && rejected.errorText.contains(says), "\(line): \(rejected)")
+            }
+            // A nested object's fields are not the line's: only top-level names count.
+            let fine = try await strata("import", store, input: Array(#"{"key":"b","value":"x","note":{"key":"inner"}}"#.utf8 + [0x0A]))
+            #expect(fine.status == 0, "\(fine)")
+            let canonical = try await strata("put", store, "YWJj", "dg==", "--base64")
+            #expect(canonical.status == 0, "\(canonical)")
+            let loose = try await strata("put", store, "YWJj=", "dg==", "--base64")
+            #expect(loose.status == 1 && loose.errorText.contains("not canonical base64"), "\(loose)")
+        }
+    }
+
     @Test func secondProcessOnALockedStoreFails() async throws {
         try await withTemporaryDirectory { dir in
             let store = dir.path("kv.strata")
