@@ -67,7 +67,7 @@ struct DemoCommand: ParsableCommand {
                 "Stats: version \(stats.version), \(stats.memtableEntries) memtable entries (\(stats.memtableBytes) bytes), "
                     + "\(stats.walSegments) WAL segment(s) holding \(stats.walBytes) bytes, \(stats.liveSnapshots) live snapshot(s).")
             snapshot.close()
-            say("Closed the store. Next: strata get \(path) \(key)")
+            say("Closed the store. Next: swift run strata get \(path) \(key)  (or .build/debug/strata get ...)")
         }
     }
 

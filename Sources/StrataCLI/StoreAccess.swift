@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Strata
 
 /// Options for opening the store, shared by every subcommand.
@@ -32,7 +33,13 @@ struct StoreOpeningOptions: ParsableArguments {
 func withStore<T>(_ path: String, _ opening: StoreOpeningOptions, create: Bool = true, _ body: (Store) throws -> T) throws -> T {
     var options = opening.storeOptions
     options.createIfMissing = create
-    let store = try Store(path: path, options: options)
+    let store: Store
+    do {
+        store = try Store(path: path, options: options)
+    } catch let error as StoreError where !create && error.code == .notAStore && !FileManager.default.fileExists(atPath: path) {
+        // The library's message names its option; the tool's user never set one.
+        throw CLIError("there is no store at \(path); put, delete and import create one")
+    }
     let result: T
     do {
         result = try body(store)

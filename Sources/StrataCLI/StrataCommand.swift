@@ -10,7 +10,8 @@ struct StrataTool: ParsableCommand {
         abstract: "Read, write, import and export a Strata key-value store.",
         discussion: """
             Every subcommand takes the store's directory as its first argument, for example \
-            `strata get data.strata mykey`. A store is created when it does not exist.
+            `strata get data.strata mykey`. The commands that write (put, delete, import) create \
+            the store when it does not exist; the others report that there is none.
 
             Records are JSON lines, one object per line: {"key":"...","value":"..."} with \
             UTF-8 strings. For keys or values that are not valid UTF-8, use "key_base64" / \

@@ -269,8 +269,13 @@ struct CLICommandTests {
                 let result = try await strata(arguments)
                 #expect(result.status != 0, "\(arguments): \(result)")
                 #expect(result.errorLines.count == 1, "\(arguments): \(result)")
+                #expect(
+                    result.errorText == "strata: there is no store at \(missing); put, delete and import create one\n",
+                    "\(arguments): the message names no library option: \(result)")
                 #expect(!FileManager.default.fileExists(atPath: missing), "\(arguments) created a store")
             }
+            let empty = try await strata("put", "", "a", "1")
+            #expect(empty.status == 1 && empty.errorText.contains("the store's path is empty"), "\(empty)")
         }
     }
 

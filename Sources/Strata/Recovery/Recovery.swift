@@ -53,6 +53,9 @@ enum Recovery {
 
     private static func prepareDirectory(_ path: String, options: StoreOptions) throws {
         let fs = options.fileSystem
+        guard !path.isEmpty else {
+            throw StoreError(.invalidArgument, "the store's path is empty; give the directory that holds, or will hold, the store")
+        }
         do {
             switch try fs.kind(of: path) {
             case nil:
