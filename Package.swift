@@ -22,6 +22,8 @@ let package = Package(
         // format encoders its microbenchmarks time.
         .library(name: "StrataBenchmarkKit", targets: ["StrataBenchmarkKit"]),
         .library(name: "StrataFormat", targets: ["StrataFormat"]),
+        // Typed records: order-preserving key encoding (docs/format/keys.md).
+        .library(name: "StrataRecords", targets: ["StrataRecords"]),
         // Offline checking of a store directory, as a library, and its command-line wrapper.
         .library(name: "StrataVerifier", targets: ["StrataVerifier"]),
         .executable(name: "strata-fsck", targets: ["StrataFsck"]),
@@ -75,6 +77,9 @@ let package = Package(
         // Not shipped: writes the small, byte-for-byte reproducible stores under Fixtures/stores.
         .target(name: "StrataFixtureKit", dependencies: ["StrataFormat", "StrataIO"], swiftSettings: strictSettings),
         .executableTarget(name: "StrataFixtures", dependencies: ["StrataFixtureKit"], swiftSettings: strictSettings),
+        // Typed records over the byte-key store; for now the order-preserving key encoding,
+        // which needs nothing but the standard library and Foundation.
+        .target(name: "StrataRecords", swiftSettings: strictSettings),
         .testTarget(name: "StrataFormatTests", dependencies: ["StrataFormat"], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataTests",
@@ -94,6 +99,7 @@ let package = Package(
             // tests spawn.
             dependencies: ["StrataVerifier", "StrataFormat", "StrataIO", "StrataFixtureKit", "StrataFsck", "StrataTestSupport"],
             swiftSettings: strictSettings
-        )
+        ),
+        .testTarget(name: "StrataRecordsTests", dependencies: ["StrataRecords", "StrataTestSupport"], swiftSettings: strictSettings)
     ]
 )
