@@ -51,8 +51,10 @@ let benchmarks: @Sendable () -> Void = {
     // Memtable insert through the public API: one put of a new key per buffered transaction
     // would mostly time the commit, so each iteration is a transaction of 1000 new keys.
     let inserts = StoreFixture(name: "insert")
-    Benchmark("MemtableInsert1000KeysOneTransaction",
-              configuration: .init(maxIterations: 500, thresholds: [.mallocCountTotal: .init(absolute: [.p90: 4])])) { benchmark in
+    Benchmark(
+        "MemtableInsert1000KeysOneTransaction",
+        configuration: .init(maxIterations: 500, thresholds: [.mallocCountTotal: .init(absolute: [.p90: 4])])
+    ) { benchmark in
         let store = inserts.store
         for _ in benchmark.scaledIterations {
             let base = inserts.nextKey(advancingBy: 1000)
@@ -107,6 +109,75 @@ let benchmarks: @Sendable () -> Void = {
         try commits.open(prefill: 0)
     } teardown: {
         commits.close()
+    }
+
+    // StoreIO against the plain closure it stands for, in pairs. Building the operation is
+    // inside the measurement, as app code builds it each time it runs one.
+    let storeIOGets = StoreFixture(name: "storeio-get")
+    let closureGets = StoreFixture(name: "closure-get")
+    let present = StoreFixture.key(421)
+    Benchmark("StoreIOGet") { benchmark in
+        let store = storeIOGets.store
+        for _ in benchmark.scaledIterations {
+            let operation: StoreIO<ReadOnly, [UInt8]?> = .get(present)
+            blackHole(try store.run(operation))
+        }
+    } setup: {
+        try storeIOGets.open(prefill: 1000)
+    } teardown: {
+        storeIOGets.close()
+    }
+
+    Benchmark("ClosureGet") { benchmark in
+        let store = closureGets.store
+        for _ in benchmark.scaledIterations {
+            blackHole(try store.read { try $0.get(present) })
+        }
+    } setup: {
+        try closureGets.open(prefill: 1000)
+    } teardown: {
+        closureGets.close()
+    }
+
+    // 1000 new keys in one buffered transaction, as MemtableInsert1000KeysOneTransaction: as
+    // a sequence of 1000 `.put`s, then as the closure. The keys are made before the
+    // measurement starts; the operation is built, run and released inside it.
+    let thousandPuts = Benchmark.Configuration(maxIterations: 500, thresholds: [.mallocCountTotal: .init(absolute: [.p90: 4])])
+    let composedPuts = StoreFixture(name: "storeio-puts")
+    Benchmark("StoreIOCompose1000Puts", configuration: thousandPuts) { benchmark in
+        let store = composedPuts.store
+        for _ in benchmark.scaledIterations {
+            let base = composedPuts.nextKey(advancingBy: 1000)
+            let keys = (base..<(base + 1000)).map(StoreFixture.key)
+            benchmark.startMeasurement()
+            do {
+                let operation = StoreIO.sequence(keys.map { key in StoreIO<ReadWrite, Void>.put(key, value) })
+                blackHole(try store.run(operation, durability: .buffered))
+            }
+            benchmark.stopMeasurement()
+        }
+    } setup: {
+        try composedPuts.open(prefill: 0)
+    } teardown: {
+        composedPuts.close()
+    }
+
+    let closurePuts = StoreFixture(name: "closure-puts")
+    Benchmark("Closure1000Puts", configuration: thousandPuts) { benchmark in
+        let store = closurePuts.store
+        for _ in benchmark.scaledIterations {
+            let base = closurePuts.nextKey(advancingBy: 1000)
+            let keys = (base..<(base + 1000)).map(StoreFixture.key)
+            benchmark.startMeasurement()
+            try store.write(durability: .buffered) { tx in
+                for key in keys { try tx.put(key, value) }
+            }
+            benchmark.stopMeasurement()
+        }
+    } setup: {
+        try closurePuts.open(prefill: 0)
+    } teardown: {
+        closurePuts.close()
     }
 }
 

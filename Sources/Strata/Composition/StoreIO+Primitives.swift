@@ -33,7 +33,7 @@ extension StoreIO where Access == ReadWrite {
 
     /// Sets `key` to `value`.
     public static func put(_ key: [UInt8], _ value: [UInt8]) -> StoreIO where Value == Void {
-        StoreIO(primitive: { context in try context.writableTransaction.put(key, value) })
+        StoreIO(step: .put(key, value))
     }
 
     /// Removes `key`.
