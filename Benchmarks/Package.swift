@@ -15,7 +15,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         // The StrataScale target, run as `strata-scale`.
-        .executable(name: "strata-scale", targets: ["StrataScale"]),
+        .executable(name: "strata-scale", targets: ["StrataScale"])
     ],
     dependencies: [
         // Named, because a path dependency's identity is otherwise its folder's name, which
@@ -24,7 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // The MallocInterposer trait alone: it gives the allocation counts on Linux without the
         // runtime interposer package, which is not needed for them.
-        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"])
     ],
     targets: [
         // The peers' C APIs, declared by shim headers and loaded with dlopen at run time, so
@@ -39,7 +39,7 @@ let package = Package(
             dependencies: [
                 .product(name: "StrataBenchmarkKit", package: "Strata"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                "CSQLitePeer", "CLMDBPeer", "CLevelDBPeer", "CRocksDBPeer",
+                "CSQLitePeer", "CLMDBPeer", "CLevelDBPeer", "CRocksDBPeer"
             ],
             swiftSettings: strictSettings
         ),
@@ -51,7 +51,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataBenchmarkKit", package: "Strata"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ],
             swiftSettings: strictSettings
         ),
@@ -62,9 +62,21 @@ let package = Package(
             name: "strata-lifecycle",
             dependencies: [
                 .product(name: "Strata", package: "Strata"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ],
             path: "Sources/StrataLifecycle",
+            swiftSettings: strictSettings
+        ),
+        // The app-facing layer: commit throughput with 100 unrelated observations against
+        // none, and checkpoint time:
+        //   swift run -c release --package-path Benchmarks strata-app-layer --num 1000000
+        .executableTarget(
+            name: "strata-app-layer",
+            dependencies: [
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ],
+            path: "Sources/StrataAppLayer",
             swiftSettings: strictSettings
         ),
         // Microbenchmarks of the hot paths, with allocation thresholds in Thresholds/.
@@ -73,11 +85,11 @@ let package = Package(
             dependencies: [
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataFormat", package: "Strata"),
-                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Benchmark", package: "benchmark")
             ],
             path: "Benchmarks/StrataMicro",
             swiftSettings: strictSettings,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
+        )
     ]
 )

@@ -42,7 +42,7 @@ extension Store {
 
 /// A change feed's end of the commit path: the stream's bounded buffer says when a change
 /// does not fit, and the feed then ends instead of going on with a gap.
-final class ChangeFeed: CommitListener {
+final class ChangeFeed: Sendable {
     private struct State {
         var ended = false
     }
@@ -93,10 +93,6 @@ final class ChangeFeed: CommitListener {
             }
         }
     }
-
-    func lifecycleChanged() {}
-
-    func storeClosed() { end() }
 
     func end() {
         let finish = state.withLock { state -> Bool in

@@ -42,7 +42,7 @@ extension Store {
         let task = Task {
             for await _ in observer.triggers {
                 if Task.isCancelled { break }
-                observer.beginEvaluation()
+                listeners.evaluationStarted(observer)
                 do {
                     let view = try published.current()
                     let base = ReadTransaction(view: view)
@@ -50,12 +50,12 @@ extension Store {
                     let value = try base.run { _ in
                         try operation.run(in: IONode.Context(readable: recording, writable: nil))
                     }
-                    observer.endEvaluation(reading: recording.readSet)
+                    listeners.evaluationEnded(observer, reading: recording.readSet)
                     results.yield(.value(value, version: view.sequence))
                 } catch let error as StoreError where error.code == .closed {
                     break
                 } catch {
-                    observer.endEvaluation(reading: nil)
+                    listeners.evaluationEnded(observer, reading: nil)
                     results.yield(.interrupted(StoreError.wrapping(error, while: "evaluating an observed operation")))
                 }
             }
@@ -72,19 +72,9 @@ extension Store {
     }
 }
 
-/// One observation's link to the commit path: it signals the evaluating task when a commit
-/// wrote something the last evaluation read.
-///
-/// Invariant: while an evaluation runs (`evaluating`), every commit signals, whatever it
-/// wrote: the evaluation's read set is not known yet, and a commit published after its
-/// snapshot must cause another evaluation. Signals coalesce (one pending at most).
-final class Observer: CommitListener {
-    private struct State {
-        var readSet: ReadSet? = nil
-        var evaluating = false
-    }
-
-    private let state = Locked(State())
+/// One observation's link to the commit path: a coalescing signal to its evaluating task.
+/// Which commits signal it is `CommitListeners`' business (its read set lives there).
+final class Observer: Sendable {
     let triggers: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
 
@@ -95,28 +85,4 @@ final class Observer: CommitListener {
     func trigger() { continuation.yield() }
 
     func finish() { continuation.finish() }
-
-    func beginEvaluation() {
-        state.withLock { $0.evaluating = true }
-    }
-
-    /// Nil when the evaluation failed: then any commit signals.
-    func endEvaluation(reading readSet: ReadSet?) {
-        state.withLock { state in
-            state.readSet = readSet
-            state.evaluating = false
-        }
-    }
-
-    func committed(_ commits: [CommittedWrites]) {
-        let touched = state.withLock { state -> Bool in
-            guard !state.evaluating, let readSet = state.readSet else { return true }
-            return commits.contains { commit in commit.entries.contains { readSet.contains($0.key) } }
-        }
-        if touched { trigger() }
-    }
-
-    func lifecycleChanged() { trigger() }
-
-    func storeClosed() { finish() }
 }
