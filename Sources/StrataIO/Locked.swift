@@ -22,6 +22,11 @@ package final class Locked<Value>: @unchecked Sendable {
     private var value: Value
 
     package init(_ value: sending Value) {
+        // A zero-sized value (`Locked(())`) shares its address with the object's header, and
+        // ThreadSanitizer then reports the body's inout access, made with the lock held, as
+        // racing with another thread's read of the header on its way to the lock. A lock with
+        // nothing to guard holds a counter instead.
+        assert(MemoryLayout<Value>.size > 0, "Locked needs a value of non-zero size; use Locked(0) for a bare lock")
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())

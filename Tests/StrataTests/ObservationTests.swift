@@ -118,14 +118,21 @@ struct ObservationTests {
                 for await _ in store.observe(.get(key("a"))) { count += 1 }
                 return count
             }
+            let (started, firstValue) = AsyncStream.makeStream(of: Void.self)
             let closing = Task {
                 var count = 0
-                for await _ in store.observe(.get(key("b"))) { count += 1 }
+                for await _ in store.observe(.get(key("b"))) {
+                    count += 1
+                    firstValue.yield()
+                }
                 return count
             }
             try await store.write { tx in try tx.put(key("a"), key("1")) }
             cancelled.cancel()
             #expect(await cancelled.value >= 0)
+            // Closed once the observation is under way: its sequence must then end.
+            var waiting = started.makeAsyncIterator()
+            _ = await waiting.next()
             try store.close()
             #expect(await closing.value >= 1)
         }

@@ -33,7 +33,8 @@ public final class Store: Sendable {
     let core: Locked<Core>
     /// Held for the whole of a lifecycle change (suspend, resume from suspension, close), so
     /// changes happen one at a time and each sees the phase the previous one left.
-    let transitions = Locked(())
+    /// A bare lock: its counter is unused (Locked needs a value of non-zero size).
+    let transitions = Locked(0)
     /// Callback completions run here, in commit order, never on the writer queue.
     let completionQueue: DispatchQueue = {
         let queue = DispatchQueue(label: "strata.completions")

@@ -36,7 +36,8 @@ final class VersionSet: @unchecked Sendable {
     let published: PublishedState
     /// The WAL segments on disk and their sizes; retired here (invariant 5).
     let wal: WALInventory
-    private let installLock = Locked(())
+    /// A bare lock: its counter is unused (Locked needs a value of non-zero size).
+    private let installLock = Locked(0)
     private let fileSystem: any FileSystem
     private let directory: String
     private let failpoints: Failpoints?
