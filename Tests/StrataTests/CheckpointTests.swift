@@ -49,6 +49,28 @@ struct CheckpointTests {
         #expect(findings.isEmpty, "\(findings)")
     }
 
+    @Test("a finished copy survives power loss: its files, its directory and the directory's own entry are synced")
+    func durableOnceReturned() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(path: "/db", options: Self.options(fileSystem))
+        try store.write { tx in
+            for i in 0..<20 { try tx.put(apiKey(i), apiValue(i)) }
+        }
+        try store.compact()
+        try store.write { tx in try tx.put(apiKey(99), apiValue(99)) }
+        let expected = try apiAllEntries(store)
+        try fileSystem.createDirectory("/backups")
+        try fileSystem.syncDirectory("/")
+        try store.checkpoint(to: "/backups/monday")
+        let afterPowerLoss = fileSystem.crashImage(.loseAllUnsynced)
+        var options = Self.options(afterPowerLoss)
+        options.createIfMissing = false
+        let copy = try Store(path: "/backups/monday", options: options)
+        #expect(try apiAllEntries(copy) == expected)
+        try copy.close()
+        try store.close()
+    }
+
     @Test("the destination must be new or empty, and a suspended store refuses")
     func refusals() throws {
         let fileSystem = SimulatedFileSystem()

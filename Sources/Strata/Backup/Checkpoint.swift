@@ -97,6 +97,9 @@ struct Checkpoint {
         switch try fs.kind(of: destination) {
         case nil:
             try fs.createDirectory(destination)
+            // The new directory's own entry, in its parent, is durable only once the parent
+            // is synced: without it a crash could lose the whole finished copy.
+            try fs.syncDirectory(Recovery.parentDirectory(of: destination))
         case .directory?:
             let names = try fs.listDirectory(destination)
             guard names.isEmpty else {

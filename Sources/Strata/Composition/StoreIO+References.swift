@@ -13,7 +13,7 @@ extension StoreIO {
     }
 
     /// A reference to the entries with `from <= key < to` (no upper bound when `to` is nil).
-    public static func reference(from: [UInt8], to: [UInt8]?) -> StoreIO where Value == QueryReference {
+    public static func reference(from: [UInt8], to: [UInt8]? = nil) -> StoreIO where Value == QueryReference {
         StoreIO(primitive: { context in try context.readable.reference(from: from, to: to) })
     }
 

@@ -21,7 +21,7 @@ extension ReadableTransaction {
 
     /// A reference to the entries with `from <= key < to` (no upper bound when `to` is nil).
     /// Taking it counts the entries once, so it costs a scan of the range.
-    public func reference(from: [UInt8], to: [UInt8]?) throws -> QueryReference {
+    public func reference(from: [UInt8], to: [UInt8]? = nil) throws -> QueryReference {
         try KeyValidation.checkBound(from)
         if let to { try KeyValidation.checkBound(to) }
         let probe = try HistoryProbe(self)
