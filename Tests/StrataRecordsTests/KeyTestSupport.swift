@@ -2,34 +2,15 @@ import Foundation
 import StrataRecords
 import StrataTestSupport
 
-// The seed and long-test conventions of the other test targets (STRATA_SEED replays a run,
-// STRATA_LONG_TESTS=1 runs about ten times more cases), and a generator of random keys that
+// The shared seed conventions (StrataTestSupport's TestSeeds), and a generator of random keys that
 // favours edge values and small alphabets, so that random keys often share prefixes and
 // the interesting comparisons (equal up to the last element, a string continuing with a
 // zero) actually happen.
 
 enum KeyTestEnvironment {
-    /// True when STRATA_LONG_TESTS=1.
-    static var longTests: Bool {
-        ProcessInfo.processInfo.environment["STRATA_LONG_TESTS"] == "1"
-    }
-
-    /// `count`, or ten times `count` for long tests.
-    static func scaled(_ count: Int) -> Int {
-        longTests ? count * 10 : count
-    }
-
-    /// The seed from STRATA_SEED (decimal, or hexadecimal with 0x) or `defaultSeed`, printed
-    /// with how to replay it.
-    static func seed(_ defaultSeed: UInt64, test: String) -> UInt64 {
-        var seed = defaultSeed
-        if let text = ProcessInfo.processInfo.environment["STRATA_SEED"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty {
-            let parsed = text.hasPrefix("0x") || text.hasPrefix("0X") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
-            if let parsed { seed = parsed }
-        }
-        print("[\(test)] seed \(seed)\(longTests ? " (long)" : "") — replay with STRATA_SEED=\(seed)")
-        return seed
-    }
+    static var longTests: Bool { TestSeeds.longTests }
+    static func scaled(_ count: Int) -> Int { TestSeeds.scaled(count) }
+    static func seed(_ defaultSeed: UInt64, test: String) -> UInt64 { TestSeeds.seed(defaultSeed, test: test) }
 
     /// Bytes as spaced hex, for failure messages.
     static func hex(_ bytes: [UInt8]) -> String {

@@ -4,39 +4,16 @@ import Foundation
 // temporary directories, and a thread-safe place to collect failures found off the test's
 // own task (writer queue, reader threads), so they can be reported with the seed.
 import StrataIO
+import StrataTestSupport
 import Synchronization
 import Testing
 
 enum TestEnvironment {
-    /// True when STRATA_LONG_TESTS=1: randomised tests run about ten times longer.
-    static var longTests: Bool {
-        ProcessInfo.processInfo.environment["STRATA_LONG_TESTS"] == "1"
-    }
-
-    /// `count`, or ten times `count` for long tests.
-    static func scaled(_ count: Int) -> Int {
-        longTests ? count * 10 : count
-    }
-
-    /// The seed from STRATA_SEED when set (decimal, or hexadecimal with a 0x prefix),
-    /// otherwise `defaultSeed`. Prints it, with how to replay, so every run's log names it.
-    static func seed(_ defaultSeed: UInt64, test: String) -> UInt64 {
-        let seed = replaySeed ?? defaultSeed
-        print("[\(test)] seed \(seed)\(longTests ? " (long)" : "") — replay with STRATA_SEED=\(seed)")
-        return seed
-    }
-
-    /// The seed given in STRATA_SEED, if any.
-    static var replaySeed: UInt64? {
-        guard
-            let text = ProcessInfo.processInfo.environment["STRATA_SEED"]?
-                .trimmingCharacters(in: .whitespaces), !text.isEmpty
-        else { return nil }
-        if text.hasPrefix("0x") || text.hasPrefix("0X") {
-            return UInt64(text.dropFirst(2), radix: 16)
-        }
-        return UInt64(text)
-    }
+    // The seed conventions live in StrataTestSupport, shared with the other test targets.
+    static var longTests: Bool { TestSeeds.longTests }
+    static func scaled(_ count: Int) -> Int { TestSeeds.scaled(count) }
+    static func seed(_ defaultSeed: UInt64, test: String) -> UInt64 { TestSeeds.seed(defaultSeed, test: test) }
+    static var replaySeed: UInt64? { TestSeeds.replaySeed }
 
     /// Creates a fresh, empty directory under the system's temporary directory, runs `body`
     /// with its path, and removes it (and everything in it) afterwards.
