@@ -62,7 +62,7 @@ public final class WriteTransaction: ReadableTransaction {
         try KeyValidation.checkBound(from)
         if let to { try KeyValidation.checkBound(to) }
         var overlay: [VersionedEntry] = []
-        for entry in entries where !entry.key.lexicographicallyPrecedes(from) && (to.map { entry.key.lexicographicallyPrecedes($0) } ?? true) {
+        for entry in entries where keyIsIn(entry.key, lower: from, upper: to) {
             switch entry.write {
             case .put(let value): overlay.append(VersionedEntry(key: entry.key, value: value))
             case .delete: overlay.append(VersionedEntry(key: entry.key, value: nil))

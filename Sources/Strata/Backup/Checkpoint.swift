@@ -122,9 +122,7 @@ struct Checkpoint {
         var output = SegmentOutput(level: 0, options: options)
         try table.forEachNode { node in
             guard node.sequence <= view.sequence else { return }
-            try output.add(
-                borrowingKey: node.key, sequence: node.sequence, isTombstone: node.isTombstone,
-                value: node.isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : node.value)
+            try output.add(node)
         }
         guard output.entryCount > 0 else { return nil }
         return try output.write(number: number, fileSystem: fs, directory: destination)

@@ -271,10 +271,7 @@ final class Maintenance: Sendable {
             visited &+= 1
             if visited % MaintenanceInterrupted.checkInterval == 0 { try checkNotPaused() }
             guard node.sequence <= sealed.lastSequence else { return }
-            // Key and value are borrowed from the memtable's arena: no copy per entry.
-            try output.add(
-                borrowingKey: node.key, sequence: node.sequence, isTombstone: node.isTombstone,
-                value: node.isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : node.value)
+            try output.add(node)
         }
         var edit = VersionEdit(logNumber: sealed.nextLogNumber, lastSequence: sealed.lastSequence)
         var opened: [SegmentTable] = []

@@ -35,6 +35,14 @@ struct SegmentOutput {
         largestSequence = max(largestSequence, sequence)
     }
 
+    /// Adds one memtable entry, key and value borrowed from the table's arena (no copy per
+    /// entry): a flush's and a checkpoint's way of writing a memtable out.
+    mutating func add(_ node: MemTable.Node) throws {
+        try add(
+            borrowingKey: node.key, sequence: node.sequence, isTombstone: node.isTombstone,
+            value: node.isTombstone ? UnsafeRawBufferPointer(start: nil, count: 0) : node.value)
+    }
+
     /// Writes the file as `number`, synced (the caller syncs the directory), and returns its
     /// manifest record.
     mutating func write(number: UInt64, fileSystem fs: any FileSystem, directory: String) throws -> SegmentMeta {

@@ -60,14 +60,10 @@ final class ChangeFeed: Sendable {
         self.continuation = continuation
     }
 
-    private func covers(_ key: [UInt8]) -> Bool {
-        !key.lexicographicallyPrecedes(lower) && (upper.map { key.lexicographicallyPrecedes($0) } ?? true)
-    }
-
     func committed(_ commits: [CommittedWrites]) {
         var changes: [Change] = []
         for commit in commits {
-            for entry in commit.entries where covers(entry.key) {
+            for entry in commit.entries where keyIsIn(entry.key, lower: lower, upper: upper) {
                 switch entry.write {
                 case .put(let value): changes.append(Change(key: entry.key, value: value, version: commit.sequence))
                 case .delete: changes.append(Change(key: entry.key, value: nil, version: commit.sequence))

@@ -11,9 +11,7 @@ struct ReadSet: Sendable {
 
     func contains(_ key: [UInt8]) -> Bool {
         if keys.contains(key) { return true }
-        return ranges.contains { range in
-            !key.lexicographicallyPrecedes(range.lower) && (range.upper.map { key.lexicographicallyPrecedes($0) } ?? true)
-        }
+        return ranges.contains { range in keyIsIn(key, lower: range.lower, upper: range.upper) }
     }
 }
 

@@ -139,3 +139,9 @@ extension Scan {
         return nil
     }
 }
+
+/// `lower <= key < upper` (no upper bound when `upper` is nil), bytewise: the ranges scans,
+/// observations and change feeds cover.
+func keyIsIn(_ key: [UInt8], lower: [UInt8], upper: [UInt8]?) -> Bool {
+    !key.lexicographicallyPrecedes(lower) && (upper.map { key.lexicographicallyPrecedes($0) } ?? true)
+}
