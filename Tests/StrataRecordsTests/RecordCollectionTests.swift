@@ -9,7 +9,7 @@ import Testing
 // the typed errors that write nothing, index queries in order, defaults for older records,
 // migrations, and observation of a query.
 
-struct Note: Codable, Sendable, Identifiable, Equatable {
+private struct Note: Codable, Sendable, Identifiable, Equatable {
     var id: Int
     var folder: String
     var title: String
@@ -17,9 +17,9 @@ struct Note: Codable, Sendable, Identifiable, Equatable {
     var slug: String
 }
 
-let byFolder = RecordIndex<Note>("folder") { [$0.folder, $0.edited.descending] }
-let bySlug = RecordIndex<Note>("slug", unique: true) { [$0.slug] }
-let notes = RecordCollection<Note>("notes", indexes: [byFolder, bySlug])
+private let byFolder = RecordIndex<Note>("folder") { [$0.folder, $0.edited.descending] }
+private let bySlug = RecordIndex<Note>("slug", unique: true) { [$0.slug] }
+private let notes = RecordCollection<Note>("notes", indexes: [byFolder, bySlug])
 
 private func note(_ id: Int, _ folder: String, minute: Int, slug: String? = nil) -> Note {
     Note(
@@ -178,12 +178,12 @@ private func expectRecordError(_ code: RecordError.Code, _ body: () throws -> Vo
 
 // MARK: Evolution and migrations
 
-struct NoteV1: Codable, Sendable, Identifiable {
+private struct NoteV1: Codable, Sendable, Identifiable {
     var id: Int
     var title: String
 }
 
-struct NoteV2: Codable, Sendable, Identifiable, Equatable {
+private struct NoteV2: Codable, Sendable, Identifiable, Equatable {
     var id: Int
     var title: String
     var pinned: Bool  // added, with a default supplied by the collection

@@ -21,6 +21,17 @@ private struct Point: Codable, Equatable {
         #expect(try RecordDecoder.decode(Point.self, from: bytes) == Point(x: -3, name: "ab"))
     }
 
+    /// A body of 128 bytes or more needs a two-byte length: the encoder writes the body
+    /// first and moves it along to make room, at every level of nesting.
+    @Test func longBodiesGetLongerLengths() throws {
+        for length in [100, 120, 125, 126, 127, 128, 200, 20_000] {
+            let inner = Point(x: 1, name: String(repeating: "é", count: length / 2))
+            let outer = [inner, Point(x: -1, name: "b")]
+            let bytes = try RecordEncoder.encode(outer)
+            #expect(try RecordDecoder.decode([Point].self, from: bytes) == outer, "length \(length)")
+        }
+    }
+
     @Test func theKeysACollectionWrites() {
         let layout = CollectionLayout(name: "notes", indexes: ["folder"])
         let id = CollectionLayout.idBytes(.int(7))

@@ -119,10 +119,12 @@ struct RecordKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let fallback: FieldTable?
     let codingPath: [any CodingKey]
 
+    /// The stored keys only. Types that list keys (dictionaries, enums with associated
+    /// values) take their contents from the record as stored; merging in the defaults
+    /// record's keys would add entries to a dictionary or a second case to an enum. Structs
+    /// ask for their keys by name, and get the defaults through `contains` and `decode`.
     var allKeys: [Key] {
-        var names = fields.names
-        if let fallback { names += fallback.names.filter { fields.lookup($0) == nil } }
-        return names.compactMap { Key(stringValue: $0) }
+        fields.names.compactMap { Key(stringValue: $0) }
     }
 
     func contains(_ key: Key) -> Bool {

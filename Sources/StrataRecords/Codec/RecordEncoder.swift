@@ -4,7 +4,7 @@ import Foundation
 ///
 /// `Encodable` lets a type open a nested container, write to its parent, and come back to
 /// the nested one later, so the encoder first builds a small tree of the value, then writes
-/// it out in one pass with every container's byte length known.
+/// it out in one pass, each container's byte length written once its body is.
 struct RecordEncoder {
     /// The record's stored bytes: the format version, then the value.
     static func encode(_ value: some Encodable) throws -> [UInt8] {
@@ -13,7 +13,7 @@ struct RecordEncoder {
         try encoder.encodeValue(value)
         let node = root.node ?? .null
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(1 + node.encodedSize)
+        bytes.reserveCapacity(128)
         bytes.append(RecordFormat.version)
         node.write(into: &bytes)
         return bytes
@@ -46,44 +46,33 @@ enum EncodingNode {
 
     final class KeyedBox {
         var fields: [(key: String, node: EncodingNode)] = []
-    }
 
-    /// The bytes `write(into:)` appends.
-    var encodedSize: Int {
-        switch self {
-        case .null: return 1
-        case .bool: return 2
-        case .int(let value): return 1 + varintSize(zigzag(value))
-        case .uint(let value): return 1 + varintSize(value)
-        case .double, .date: return 9
-        case .string(let value):
-            let count = value.utf8.count
-            return 1 + varintSize(UInt64(count)) + count
-        case .bytes(let value): return 1 + varintSize(UInt64(value.count)) + value.count
-        case .uuid: return 17
-        case .array(let box):
-            let body = Self.arrayBodySize(box)
-            return 1 + varintSize(UInt64(body)) + body
-        case .keyed(let box):
-            let body = Self.keyedBodySize(box)
-            return 1 + varintSize(UInt64(body)) + body
-        case .deferred(let box): return (box.node ?? .null).encodedSize
+        init() {
+            // Most records have a handful of fields: one allocation instead of growing
+            // through 1, 2, 4 and 8.
+            fields.reserveCapacity(8)
         }
     }
 
-    private static func arrayBodySize(_ box: ArrayBox) -> Int {
-        var size = varintSize(UInt64(box.items.count))
-        for item in box.items { size += item.encodedSize }
-        return size
+    /// Reserves one byte for a container's body length and returns where the body starts.
+    /// Writing the body first and its length after saves measuring every container before
+    /// writing it (which, nested, measures the inner ones again at each level).
+    private static func startBody(_ bytes: inout [UInt8]) -> Int {
+        bytes.append(0)
+        return bytes.count
     }
 
-    private static func keyedBodySize(_ box: KeyedBox) -> Int {
-        var size = varintSize(UInt64(box.fields.count))
-        for field in box.fields {
-            let keyCount = field.key.utf8.count
-            size += varintSize(UInt64(keyCount)) + keyCount + field.node.encodedSize
+    /// Writes the body length into the reserved byte, moving the body along when the length
+    /// needs more than one byte (bodies of 128 bytes or more).
+    private static func finishBody(_ bytes: inout [UInt8], _ bodyStart: Int) {
+        let length = UInt64(bytes.count - bodyStart)
+        guard length >= 0x80 else {
+            bytes[bodyStart - 1] = UInt8(length)
+            return
         }
-        return size
+        var varint: [UInt8] = []
+        varint.appendVarint(length)
+        bytes.replaceSubrange((bodyStart - 1)..<bodyStart, with: varint)
     }
 
     func write(into bytes: inout [UInt8]) {
@@ -118,18 +107,20 @@ enum EncodingNode {
             bytes.appendLittleEndian(value.timeIntervalSinceReferenceDate.bitPattern)
         case .array(let box):
             bytes.append(RecordFormat.Tag.array.rawValue)
-            bytes.appendVarint(UInt64(Self.arrayBodySize(box)))
+            let body = Self.startBody(&bytes)
             bytes.appendVarint(UInt64(box.items.count))
             for item in box.items { item.write(into: &bytes) }
+            Self.finishBody(&bytes, body)
         case .keyed(let box):
             bytes.append(RecordFormat.Tag.keyed.rawValue)
-            bytes.appendVarint(UInt64(Self.keyedBodySize(box)))
+            let body = Self.startBody(&bytes)
             bytes.appendVarint(UInt64(box.fields.count))
             for field in box.fields {
                 bytes.appendVarint(UInt64(field.key.utf8.count))
                 bytes.append(contentsOf: field.key.utf8)
                 field.node.write(into: &bytes)
             }
+            Self.finishBody(&bytes, body)
         case .deferred(let box):
             (box.node ?? .null).write(into: &bytes)
         }
@@ -185,6 +176,14 @@ final class RecordEncodingImpl: Encoder {
 
     /// The node for `value`, through a fresh encoder when it is not a native type.
     static func node<T: Encodable>(for value: T, codingPath: [any CodingKey]) throws -> EncodingNode {
+        // The decoder refuses deeper values (a recursion limit), so they are not written.
+        guard codingPath.count <= RecordFormat.maxDepth else {
+            throw EncodingError.invalidValue(
+                value,
+                EncodingError.Context(
+                    codingPath: codingPath,
+                    debugDescription: "values nested more than \(RecordFormat.maxDepth) deep cannot be stored in a record"))
+        }
         if let node = EncodingNode.native(value) { return node }
         let box = EncodingNode.Box()
         try value.encode(to: RecordEncodingImpl(box: box, codingPath: codingPath))

@@ -2,6 +2,9 @@ import Foundation
 
 /// One value located in a stored record's bytes, checked against its enclosing bounds.
 ///
+/// The coding paths its functions take are autoclosures, built only for an error message,
+/// not for every value read.
+///
 /// Parsing never recurses: a container's header gives its body length, so a value's end is
 /// known without reading inside it. Every length is checked against the enclosing value
 /// before use, so a damaged or crafted record gives a `DecodingError`, never a trap.
@@ -30,10 +33,12 @@ struct RecordValue {
     }
 
     /// The value that starts at `offset` and must end by `limit`.
-    static func parse(_ bytes: [UInt8], at offset: Int, limit: Int, path: [any CodingKey]) throws -> RecordValue {
-        guard offset < limit else { throw corrupt("a value cut short at byte \(offset)", at: path) }
+    static func parse(
+        _ bytes: [UInt8], at offset: Int, limit: Int, path: @autoclosure () -> [any CodingKey]
+    ) throws -> RecordValue {
+        guard offset < limit else { throw corrupt("a value cut short at byte \(offset)", at: path()) }
         guard let tag = RecordFormat.Tag(rawValue: bytes[offset]) else {
-            throw corrupt("unknown value tag 0x\(String(bytes[offset], radix: 16)) at byte \(offset)", at: path)
+            throw corrupt("unknown value tag 0x\(String(bytes[offset], radix: 16)) at byte \(offset)", at: path())
         }
         var cursor = offset + 1
         var payloadStart = cursor
@@ -44,33 +49,35 @@ struct RecordValue {
         case .bool:
             end = cursor + 1
         case .int, .uint:
-            _ = try readVarint(bytes, &cursor, limit: limit, path: path)
+            _ = try readVarint(bytes, &cursor, limit: limit, path: path())
             end = cursor
         case .double, .date:
             end = cursor + 8
         case .uuid:
             end = cursor + 16
         case .string, .bytes, .array, .keyed:
-            let length = try readVarint(bytes, &cursor, limit: limit, path: path)
+            let length = try readVarint(bytes, &cursor, limit: limit, path: path())
             guard length <= UInt64(limit - cursor) else {
-                throw corrupt("a length of \(length) bytes at byte \(offset) that runs past its container", at: path)
+                throw corrupt("a length of \(length) bytes at byte \(offset) that runs past its container", at: path())
             }
             end = cursor + Int(length)
             payloadStart = cursor
         }
-        guard end <= limit else { throw corrupt("a value at byte \(offset) that runs past its container", at: path) }
+        guard end <= limit else { throw corrupt("a value at byte \(offset) that runs past its container", at: path()) }
         return RecordValue(bytes: bytes, tag: tag, payloadStart: payloadStart, end: end)
     }
 
-    static func readVarint(_ bytes: [UInt8], _ cursor: inout Int, limit: Int, path: [any CodingKey]) throws -> UInt64 {
+    static func readVarint(
+        _ bytes: [UInt8], _ cursor: inout Int, limit: Int, path: @autoclosure () -> [any CodingKey]
+    ) throws -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            guard cursor < limit else { throw corrupt("a number cut short at byte \(cursor)", at: path) }
+            guard cursor < limit else { throw corrupt("a number cut short at byte \(cursor)", at: path()) }
             let byte = bytes[cursor]
             cursor += 1
             guard shift < 64, shift < 63 || byte <= 1 else {
-                throw corrupt("a number longer than 64 bits at byte \(cursor - 1)", at: path)
+                throw corrupt("a number longer than 64 bits at byte \(cursor - 1)", at: path())
             }
             result |= UInt64(byte & 0x7F) << shift
             if byte & 0x80 == 0 { return result }
@@ -84,58 +91,58 @@ struct RecordValue {
 
     // MARK: Scalars
 
-    func boolValue(_ path: [any CodingKey]) throws -> Bool {
-        try expect(.bool, Bool.self, path)
+    func boolValue(_ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        try expect(.bool, Bool.self, path())
         switch bytes[payloadStart] {
         case 0: return false
         case 1: return true
-        default: throw Self.corrupt("a Boolean byte \(bytes[payloadStart]) that is neither 0 nor 1", at: path)
+        default: throw Self.corrupt("a Boolean byte \(bytes[payloadStart]) that is neither 0 nor 1", at: path())
         }
     }
 
-    func integer<T: FixedWidthInteger>(_ type: T.Type, _ path: [any CodingKey]) throws -> T {
+    func integer<T: FixedWidthInteger>(_ type: T.Type, _ path: @autoclosure () -> [any CodingKey]) throws -> T {
         var cursor = payloadStart
         let converted: T?
         switch tag {
         case .int:
-            converted = T(exactly: unzigzag(try Self.readVarint(bytes, &cursor, limit: end, path: path)))
+            converted = T(exactly: unzigzag(try Self.readVarint(bytes, &cursor, limit: end, path: path())))
         case .uint:
-            converted = T(exactly: try Self.readVarint(bytes, &cursor, limit: end, path: path))
+            converted = T(exactly: try Self.readVarint(bytes, &cursor, limit: end, path: path()))
         default:
-            throw mismatch(T.self, path)
+            throw mismatch(T.self, path())
         }
         guard let converted else {
             throw DecodingError.dataCorrupted(
-                DecodingError.Context(codingPath: path, debugDescription: "the stored number does not fit in \(T.self)"))
+                DecodingError.Context(codingPath: path(), debugDescription: "the stored number does not fit in \(T.self)"))
         }
         return converted
     }
 
-    func doubleValue(_ path: [any CodingKey]) throws -> Double {
+    func doubleValue(_ path: @autoclosure () -> [any CodingKey]) throws -> Double {
         switch tag {
         case .double: return Double(bitPattern: littleEndian(at: payloadStart))
         // A field that changed from an integer to a floating-point type still reads.
-        case .int: return Double(try integer(Int64.self, path))
-        case .uint: return Double(try integer(UInt64.self, path))
-        default: throw mismatch(Double.self, path)
+        case .int: return Double(try integer(Int64.self, path()))
+        case .uint: return Double(try integer(UInt64.self, path()))
+        default: throw mismatch(Double.self, path())
         }
     }
 
-    func stringValue(_ path: [any CodingKey]) throws -> String {
-        try expect(.string, String.self, path)
+    func stringValue(_ path: @autoclosure () -> [any CodingKey]) throws -> String {
+        try expect(.string, String.self, path())
         guard let string = String(validating: bytes[payloadStart..<end], as: UTF8.self) else {
-            throw Self.corrupt("a string that is not valid UTF-8", at: path)
+            throw Self.corrupt("a string that is not valid UTF-8", at: path())
         }
         return string
     }
 
-    func bytesValue(_ path: [any CodingKey]) throws -> [UInt8] {
-        try expect(.bytes, Data.self, path)
+    func bytesValue(_ path: @autoclosure () -> [any CodingKey]) throws -> [UInt8] {
+        try expect(.bytes, Data.self, path())
         return Array(bytes[payloadStart..<end])
     }
 
-    func uuidValue(_ path: [any CodingKey]) throws -> UUID {
-        try expect(.uuid, UUID.self, path)
+    func uuidValue(_ path: @autoclosure () -> [any CodingKey]) throws -> UUID {
+        try expect(.uuid, UUID.self, path())
         let b = bytes
         let p = payloadStart
         return UUID(
@@ -145,8 +152,8 @@ struct RecordValue {
             ))
     }
 
-    func dateValue(_ path: [any CodingKey]) throws -> Date {
-        try expect(.date, Date.self, path)
+    func dateValue(_ path: @autoclosure () -> [any CodingKey]) throws -> Date {
+        try expect(.date, Date.self, path())
         return Date(timeIntervalSinceReferenceDate: Double(bitPattern: littleEndian(at: payloadStart)))
     }
 
@@ -156,16 +163,16 @@ struct RecordValue {
         return value
     }
 
-    func expect(_ expected: RecordFormat.Tag, _ type: Any.Type, _ path: [any CodingKey]) throws {
-        guard tag == expected else { throw mismatch(type, path) }
+    func expect(_ expected: RecordFormat.Tag, _ type: Any.Type, _ path: @autoclosure () -> [any CodingKey]) throws {
+        guard tag == expected else { throw mismatch(type, path()) }
     }
 
-    func mismatch(_ type: Any.Type, _ path: [any CodingKey]) -> DecodingError {
+    func mismatch(_ type: Any.Type, _ path: @autoclosure () -> [any CodingKey]) -> DecodingError {
         if tag == .null {
-            return .valueNotFound(type, DecodingError.Context(codingPath: path, debugDescription: "the stored value is nil"))
+            return .valueNotFound(type, DecodingError.Context(codingPath: path(), debugDescription: "the stored value is nil"))
         }
         return .typeMismatch(
-            type, DecodingError.Context(codingPath: path, debugDescription: "the stored value is a \(tag), not a \(type)"))
+            type, DecodingError.Context(codingPath: path(), debugDescription: "the stored value is a \(tag), not a \(type)"))
     }
 
     // MARK: Containers

@@ -93,9 +93,11 @@ extension RecordCollection {
         entriesFrom lower: [UInt8], to upper: [UInt8], in tx: some ReadableTransaction, reverse: Bool, limit: Int?
     ) throws -> [Record] {
         var ids: [[UInt8]] = []
-        try tx.forEachUnsafe(from: lower, to: upper, reverse: reverse) { _, value in
-            ids.append(Array(value))
-            return limit.map { ids.count < $0 } ?? true
+        if limit.map({ $0 > 0 }) ?? true {
+            try tx.forEachUnsafe(from: lower, to: upper, reverse: reverse) { _, value in
+                ids.append(Array(value))
+                return limit.map { ids.count < $0 } ?? true
+            }
         }
         return try ids.map { idBytes in
             guard let record = try get(idBytes: idBytes, in: tx) else {
