@@ -6,6 +6,7 @@
 //   swift run --package-path Examples two-edits [directory]
 //   swift run --package-path Examples delete-read-mail [directory]
 //   swift run --package-path Examples metadata-cache-io [directory]
+//   swift run --package-path Examples notes-app [directory]
 //   swift test --package-path Examples
 // or all of them at once: scripts/examples
 import PackageDescription
@@ -20,7 +21,8 @@ let package = Package(
         .executable(name: "add-two-dogs", targets: ["AddTwoDogs"]),
         .executable(name: "two-edits", targets: ["TwoEdits"]),
         .executable(name: "delete-read-mail", targets: ["DeleteReadMail"]),
-        .executable(name: "metadata-cache-io", targets: ["MetadataCacheIO"])
+        .executable(name: "metadata-cache-io", targets: ["MetadataCacheIO"]),
+        .executable(name: "notes-app", targets: ["NotesApp"])
     ],
     dependencies: [
         // Named, because a path dependency's identity is otherwise its folder's name, which
@@ -56,6 +58,16 @@ let package = Package(
         .target(name: "MailKit", dependencies: [.product(name: "Strata", package: "Strata")], swiftSettings: strictSettings),
         .executableTarget(name: "DeleteReadMail", dependencies: ["MailKit"], swiftSettings: strictSettings),
         .testTarget(name: "MailTests", dependencies: ["MailKit"], swiftSettings: strictSettings),
+        // A notes app's model on the records layer: typed notes, an index by folder newest
+        // first, a unique slug, a migration at open, an observed folder that follows another
+        // task's writes, and a backup by checkpoint.
+        .target(
+            name: "NotesKit",
+            dependencies: [.product(name: "Strata", package: "Strata"), .product(name: "StrataRecords", package: "Strata")],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(name: "NotesApp", dependencies: ["NotesKit"], swiftSettings: strictSettings),
+        .testTarget(name: "NotesTests", dependencies: ["NotesKit"], swiftSettings: strictSettings),
         .testTarget(
             name: "MetadataCacheTests",
             dependencies: ["MetadataCacheKit", .product(name: "Strata", package: "Strata")],
