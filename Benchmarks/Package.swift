@@ -2,6 +2,7 @@
 // Strata's benchmarks: a package of their own, so the library's users never build
 // benchmark dependencies. From the repository root:
 //   swift run -c release --package-path Benchmarks strata-bench        (the comparison)
+//   swift run -c release --package-path Benchmarks strata-records      (typed records)
 // From this directory (the thresholds are read from ./Thresholds):
 //   swift package benchmark                                             (microbenchmarks)
 //   swift package benchmark thresholds check --metric mallocCountTotal
@@ -34,13 +35,32 @@ let package = Package(
         .systemLibrary(name: "CLMDBPeer"),
         .systemLibrary(name: "CLevelDBPeer"),
         .systemLibrary(name: "CRocksDBPeer"),
+        // The one loader of the peers' libraries (PeerLibrary), and SQLite's function table and
+        // connection, shared by the executables that measure a peer.
+        .target(name: "PeerSupport", dependencies: ["CSQLitePeer"], swiftSettings: strictSettings),
         .executableTarget(
             name: "strata-bench",
             dependencies: [
                 .product(name: "StrataBenchmarkKit", package: "Strata"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                "CSQLitePeer", "CLMDBPeer", "CLevelDBPeer", "CRocksDBPeer"
+                "PeerSupport", "CSQLitePeer", "CLMDBPeer", "CLevelDBPeer", "CRocksDBPeer"
             ],
+            swiftSettings: strictSettings
+        ),
+        // Typed records: RecordCollection put and get against the byte API on the same data,
+        // against JSON and property-list values, and against SQLite's INSERT/SELECT of the
+        // same fields:
+        //   swift run -c release --package-path Benchmarks strata-records --num 200000
+        .executableTarget(
+            name: "strata-records",
+            dependencies: [
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataRecords", package: "Strata"),
+                .product(name: "StrataBenchmarkKit", package: "Strata"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "PeerSupport", "CSQLitePeer"
+            ],
+            path: "Sources/StrataRecordsBench",
             swiftSettings: strictSettings
         ),
         // Scale: load memory, reopen time, readrandom at N against a small store, and space

@@ -1,5 +1,5 @@
-// The part of SQLite's C API (sqlite3.h, 3.x; a stable ABI) that strata-bench uses, as
-// function-pointer types to fill with dlsym. Declarations only: see
+// The part of SQLite's C API (sqlite3.h, 3.x; a stable ABI) that strata-bench and
+// strata-records use, as function-pointer types to fill with dlsym. Declarations only: see
 // docs/decisions/2026-11-21-benchmark-peers.md for why the real header is not included.
 #ifndef STRATA_CSQLITE_PEER_H
 #define STRATA_CSQLITE_PEER_H
@@ -28,9 +28,17 @@ typedef int (*sqlite3_prepare_v2_fn)(sqlite3 *db, const char *zSql, int nByte,
 /// The destructor argument: NULL is SQLITE_STATIC (the caller keeps the bytes alive).
 typedef int (*sqlite3_bind_blob_fn)(sqlite3_stmt *stmt, int index, const void *bytes, int n,
                                     void (*destructor)(void *));
+/// SQLite's sqlite3_int64 is a signed 64-bit integer.
+typedef int (*sqlite3_bind_int64_fn)(sqlite3_stmt *stmt, int index, long long value);
+/// n is the length in bytes of UTF-8 text; the destructor argument as for blobs.
+typedef int (*sqlite3_bind_text_fn)(sqlite3_stmt *stmt, int index, const char *text, int n,
+                                    void (*destructor)(void *));
 typedef int (*sqlite3_step_fn)(sqlite3_stmt *stmt);
 typedef int (*sqlite3_reset_fn)(sqlite3_stmt *stmt);
 typedef int (*sqlite3_column_bytes_fn)(sqlite3_stmt *stmt, int column);
+typedef long long (*sqlite3_column_int64_fn)(sqlite3_stmt *stmt, int column);
+/// Valid until the next step, reset or finalize; its length is sqlite3_column_bytes, called after it.
+typedef const unsigned char *(*sqlite3_column_text_fn)(sqlite3_stmt *stmt, int column);
 typedef int (*sqlite3_finalize_fn)(sqlite3_stmt *stmt);
 
 #endif

@@ -4,6 +4,7 @@
 // resets and renews it around each get, as LMDB's documentation recommends.
 import CLMDBPeer
 import Foundation
+import PeerSupport
 import StrataBenchmarkKit
 
 struct LMDBAPI: @unchecked Sendable {

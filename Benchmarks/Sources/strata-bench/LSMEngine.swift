@@ -4,6 +4,7 @@
 // both; LevelDBEngine.swift and RocksDBEngine.swift fill the table from their own shim
 // header's types, so the compiler checks each against its library's declarations.
 import Foundation
+import PeerSupport
 import StrataBenchmarkKit
 
 typealias CErrorPointer = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?

@@ -1,5 +1,6 @@
 // LevelDB's function table, from its C API (shim: Sources/CLevelDBPeer).
 import CLevelDBPeer
+import PeerSupport
 
 extension LSMEngine {
     static func levelDB() throws -> LSMEngine {

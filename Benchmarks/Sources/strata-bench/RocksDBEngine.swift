@@ -1,5 +1,6 @@
 // RocksDB's function table, from its C API (shim: Sources/CRocksDBPeer).
 import CRocksDBPeer
+import PeerSupport
 
 extension LSMEngine {
     static func rocksDB() throws -> LSMEngine {
