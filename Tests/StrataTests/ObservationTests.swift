@@ -54,6 +54,35 @@ struct ObservationTests {
         try store.close()
     }
 
+    /// A commit that lands while an evaluation is under way signals the observation again;
+    /// when that evaluation already read the commit, the next one reads the same version and
+    /// must not deliver it a second time.
+    @Test("each value is delivered at a newer version than the one before")
+    func versionsStrictlyIncrease() async throws {
+        let store = try Self.open()
+        try await withDeadline(60) {
+            let observation = store.observe(.scan(prefix: key("k/")))
+            let consumer = Task {
+                var versions: [UInt64] = []
+                for await update in observation {
+                    guard case .value(let entries, let version) = update else { continue }
+                    versions.append(version)
+                    if entries.count == 2000 { break }
+                }
+                return versions
+            }
+            for index in 0..<2000 {
+                try await store.write(durability: .buffered) { tx in
+                    try tx.put(key("k/\(10000 + index)"), key("v"))
+                }
+            }
+            let versions = await consumer.value
+            let repeats = zip(versions, versions.dropFirst()).filter { $0.0 >= $0.1 }
+            #expect(repeats.isEmpty, "versions delivered again or out of order: \(repeats.prefix(5))")
+        }
+        try store.close()
+    }
+
     @Test("a scan's range is watched: an insert into it is seen, one outside is not")
     func rangesAreWatched() async throws {
         let store = try Self.open()

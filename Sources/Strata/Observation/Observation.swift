@@ -40,6 +40,11 @@ extension Store {
         let listeners = self.listeners
         listeners.add(observer)
         let task = Task {
+            // The version of the last value delivered, nil after an interruption (whose
+            // consumer needs the value again). A commit that lands while an evaluation is
+            // under way signals again even when that evaluation's view already held it; the
+            // next evaluation then reads the same version, whose value was delivered.
+            var delivered: UInt64? = nil
             for await _ in observer.triggers {
                 if Task.isCancelled { break }
                 listeners.evaluationStarted(observer)
@@ -51,11 +56,15 @@ extension Store {
                         try operation.run(in: IONode.Context(readable: recording, writable: nil))
                     }
                     listeners.evaluationEnded(observer, reading: recording.readSet)
-                    results.yield(.value(value, version: view.sequence))
+                    if delivered != view.sequence {
+                        delivered = view.sequence
+                        results.yield(.value(value, version: view.sequence))
+                    }
                 } catch let error as StoreError where error.code == .closed {
                     break
                 } catch {
                     listeners.evaluationEnded(observer, reading: nil)
+                    delivered = nil
                     results.yield(.interrupted(StoreError.wrapping(error, while: "evaluating an observed operation")))
                 }
             }
