@@ -8,7 +8,7 @@ struct DeleteCommand: ParsableCommand {
         discussion: "Removing a key that has no value is not an error."
     )
 
-    @Argument(help: "The store's directory.")
+    @Argument(help: "The store's directory; created when missing.")
     var path: String
 
     @Argument(help: "The key, as UTF-8 text (or base64 with --base64).")

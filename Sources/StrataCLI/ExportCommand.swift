@@ -11,14 +11,11 @@ struct ExportCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The store's directory.")
+    @Argument(help: "The store's directory; opened read-only.")
     var path: String
 
-    @OptionGroup
-    var opening: StoreOpeningOptions
-
     func run() throws {
-        try withStore(path, opening, create: false) { store in
+        try withStoreForReading(path) { store in
             var out = OutputBuffer()
             try store.read { tx in
                 var line: [UInt8] = []

@@ -8,7 +8,7 @@ struct GetCommand: ParsableCommand {
         discussion: "Exits with status 1 when the key has no value."
     )
 
-    @Argument(help: "The store's directory.")
+    @Argument(help: "The store's directory; opened read-only.")
     var path: String
 
     @Argument(help: "The key, as UTF-8 text (or base64 with --base64).")
@@ -17,12 +17,9 @@ struct GetCommand: ParsableCommand {
     @Flag(help: "KEY is standard base64, and the value is printed as base64.")
     var base64 = false
 
-    @OptionGroup
-    var opening: StoreOpeningOptions
-
     func run() throws {
         let keyBytes = try ByteEncoding.argument(key, base64: base64, what: "KEY")
-        let value = try withStore(path, opening, create: false) { store in
+        let value = try withStoreForReading(path) { store in
             try store.read { tx in try tx.get(keyBytes) }
         }
         guard let value else {

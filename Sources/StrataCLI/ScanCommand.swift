@@ -12,7 +12,7 @@ struct ScanCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The store's directory.")
+    @Argument(help: "The store's directory; opened read-only.")
     var path: String
 
     @Option(help: "Only keys that start with this.")
@@ -33,9 +33,6 @@ struct ScanCommand: ParsableCommand {
     @Flag(help: "PREFIX, FROM and TO are standard base64, for bytes that are not UTF-8.")
     var base64 = false
 
-    @OptionGroup
-    var opening: StoreOpeningOptions
-
     func validate() throws {
         if let limit, limit < 0 {
             throw ValidationError("--limit must be 0 or more.")
@@ -55,7 +52,7 @@ struct ScanCommand: ParsableCommand {
         }
         let limit = self.limit ?? Int.max
         let reverse = self.reverse
-        try withStore(path, opening, create: false) { store in
+        try withStoreForReading(path) { store in
             var out = OutputBuffer()
             // Options that exclude each other leave an empty range: print nothing rather than
             // hand the engine inverted bounds.

@@ -9,17 +9,14 @@ struct StatsCommand: ParsableCommand {
         discussion: "One `name: value` line per figure, or one JSON object with --json."
     )
 
-    @Argument(help: "The store's directory.")
+    @Argument(help: "The store's directory; opened read-only.")
     var path: String
 
     @Flag(help: "Print one JSON object instead of one line per figure.")
     var json = false
 
-    @OptionGroup
-    var opening: StoreOpeningOptions
-
     func run() throws {
-        let stats = try withStore(path, opening, create: false) { store in try store.stats() }
+        let stats = try withStoreForReading(path) { store in try store.stats() }
         let fields = Self.fields(of: stats)
         if json {
             var out: [UInt8] = [UInt8(ascii: "{")]

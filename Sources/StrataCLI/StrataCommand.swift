@@ -10,8 +10,14 @@ struct StrataTool: ParsableCommand {
         abstract: "Read, write, import and export a Strata key-value store.",
         discussion: """
             Every subcommand takes the store's directory as its first argument, for example \
-            `strata get data.strata mykey`. The commands that write (put, delete, import) create \
-            the store when it does not exist; the others report that there is none.
+            `strata get data.strata mykey`. put, delete, import and demo create the store when \
+            it does not exist; compact needs one that exists. One process at a time may have a \
+            store open for writing.
+
+            The commands that only read (get, scan, export, stats, backup) open the store \
+            read-only: they never create or change a file in it, so they work on read-only \
+            media and while another process has the store open, and they see the store as it \
+            was when they started.
 
             Records are JSON lines, one object per line: {"key":"...","value":"..."} with \
             UTF-8 strings. For keys or values that are not valid UTF-8, use "key_base64" / \

@@ -19,6 +19,11 @@ public protocol FileSystem: Sendable {
     /// the new entry durable.
     func openFile(_ path: String, create: Bool) throws -> any FileHandle
 
+    /// Opens an existing file for reading only; writing through the handle fails. Unlike
+    /// `openFile`, it works where the file, its directory or the whole medium is read-only,
+    /// which is what a store opened read-only relies on.
+    func openFileForReading(_ path: String) throws -> any FileHandle
+
     /// What `path` names, or nil when nothing is there.
     func kind(of path: String) throws -> FileKind?
 
@@ -117,6 +122,11 @@ extension FileHandle {
 }
 
 extension FileSystem {
+    /// For file systems that have no read-only handles: an ordinary open of an existing file.
+    public func openFileForReading(_ path: String) throws -> any FileHandle {
+        try openFile(path, create: false)
+    }
+
     /// The copy half of `linkOrCopyFile`, and the whole of it for file systems without links:
     /// 1 MiB at a time, then synced.
     public func linkOrCopyFile(_ source: String, to destination: String) throws {
@@ -127,7 +137,7 @@ extension FileSystem {
         guard try kind(of: destination) == nil else {
             throw IOError(code: .alreadyExists, operation: "copy", path: destination, message: "the destination exists")
         }
-        let input = try openFile(source, create: false)
+        let input = try openFileForReading(source)
         defer { try? input.close() }
         let output = try openFile(destination, create: true)
         do {

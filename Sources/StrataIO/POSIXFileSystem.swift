@@ -19,6 +19,12 @@ public struct POSIXFileSystem: FileSystem {
         return POSIXFileHandle(descriptor: fd, path: path)
     }
 
+    public func openFileForReading(_ path: String) throws -> any FileHandle {
+        let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { throw IOError(errno: errno, operation: "open", path: path) }
+        return POSIXFileHandle(descriptor: fd, path: path)
+    }
+
     public func kind(of path: String) throws -> FileKind? {
         var info = stat()
         guard stat(path, &info) == 0 else {

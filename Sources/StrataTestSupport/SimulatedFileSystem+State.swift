@@ -111,6 +111,8 @@ struct SimulatedState {
     var crashAtOperation: Int?
     var crashed = false
     var injectedFaults: [SimulatedFileSystem.OperationKind: IOError.Code] = [:]
+    /// Read-only media: every mutation and every open for writing fails with EROFS.
+    var readOnly = false
 
     // MARK: Operation accounting
 
@@ -126,11 +128,16 @@ struct SimulatedState {
     /// Called by a mutating operation after validating its arguments and before changing
     /// anything, so an operation that crashes leaves no trace.
     mutating func beginMutation(_ operation: String, _ path: String) throws {
+        if readOnly { throw readOnlyError(operation, path) }
         if let limit = crashAtOperation, operationCount >= limit {
             crashed = true
             throw powerLoss(operation, path)
         }
         operationCount += 1
+    }
+
+    func readOnlyError(_ operation: String, _ path: String) -> IOError {
+        ioError(.readOnlyFileSystem, operation, path, "read-only file system")
     }
 
     func powerLoss(_ operation: String, _ path: String) -> IOError {

@@ -70,6 +70,14 @@ public final class SimulatedFileSystem: FileSystem {
         state.withLock { $0.crashAtOperation = operations }
     }
 
+    /// Makes the file system behave as read-only media, or writable again: while read-only,
+    /// every mutating operation (see `failAfter(operations:)`), every `openFile` of an
+    /// existing file and every `lockFile` fails with `.readOnlyFileSystem`, as EROFS does,
+    /// without taking effect; `openFileForReading`, reads and listings work.
+    public func setReadOnly(_ readOnly: Bool) {
+        state.withLock { $0.readOnly = readOnly }
+    }
+
     /// Power fails now: every later operation throws `.crashed`.
     public func powerOff() {
         state.withLock { $0.crashed = true }
@@ -180,6 +188,8 @@ public final class SimulatedFileSystem: FileSystem {
             let inode: Int
             if let existing = state.directories[parent]!.entries[name] {
                 guard state.files[existing] != nil else { throw ioError(.isADirectory, "open", path, "is a directory") }
+                // Opening for writing needs writable media, even without writing.
+                if state.readOnly { throw state.readOnlyError("open", path) }
                 inode = existing
             } else {
                 guard create else { throw ioError(.notFound, "open", path, "no such file") }
@@ -190,7 +200,24 @@ public final class SimulatedFileSystem: FileSystem {
             state.openHandles[token] = inode
             return token
         }
-        return SimulatedFileHandle(fileSystem: self, token: token, path: path)
+        return SimulatedFileHandle(fileSystem: self, token: token, path: path, readOnly: false)
+    }
+
+    /// A handle that reads only: its writes, truncations, preallocations and syncs fail, so
+    /// a test sees any attempt to change a file through it.
+    public func openFileForReading(_ path: String) throws -> any FileHandle {
+        let token = try state.withLock { state in
+            try state.begin(.open, "open", path)
+            let components = try pathComponents(path, "open")
+            guard let name = components.last else { throw ioError(.isADirectory, "open", path, "is a directory") }
+            let parent = try state.directoryID(components.dropLast(), "open", path)
+            guard let existing = state.directories[parent]!.entries[name] else { throw ioError(.notFound, "open", path, "no such file") }
+            guard state.files[existing] != nil else { throw ioError(.isADirectory, "open", path, "is a directory") }
+            let token = state.newToken()
+            state.openHandles[token] = existing
+            return token
+        }
+        return SimulatedFileHandle(fileSystem: self, token: token, path: path, readOnly: true)
     }
 
     public func kind(of path: String) throws -> FileKind? {
@@ -302,6 +329,8 @@ public final class SimulatedFileSystem: FileSystem {
             let inode: Int
             if let existing = state.directories[parent]!.entries[name] {
                 guard state.files[existing] != nil else { throw ioError(.isADirectory, "flock", path, "is a directory") }
+                // The lock file is opened for writing, as POSIXFileSystem does.
+                if state.readOnly { throw state.readOnlyError("flock", path) }
                 guard !state.heldLocks.values.contains(existing) else {
                     throw ioError(.wouldBlock, "flock", path, "the lock is held")
                 }
@@ -387,11 +416,18 @@ final class SimulatedFileHandle: FileHandle {
     let path: String
     private let fileSystem: SimulatedFileSystem
     private let token: Int
+    /// Opened with `openFileForReading`: nothing may change the file through it.
+    private let readOnly: Bool
 
-    init(fileSystem: SimulatedFileSystem, token: Int, path: String) {
+    init(fileSystem: SimulatedFileSystem, token: Int, path: String, readOnly: Bool) {
         self.fileSystem = fileSystem
         self.token = token
         self.path = path
+        self.readOnly = readOnly
+    }
+
+    private func checkWritable(_ operation: String) throws {
+        if readOnly { throw ioError(.other, operation, path, "the file was opened for reading only") }
     }
 
     // Like a file descriptor, a handle dropped without close is closed.
@@ -402,10 +438,12 @@ final class SimulatedFileHandle: FileHandle {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        try checkWritable("pwrite")
         try fileSystem.write(token, path, bytes, at: offset)
     }
 
     func sync() throws {
+        try checkWritable("fdatasync")
         try fileSystem.sync(token, path)
     }
 
@@ -414,10 +452,12 @@ final class SimulatedFileHandle: FileHandle {
     }
 
     func truncate(to size: Int64) throws {
+        try checkWritable("ftruncate")
         try fileSystem.resize(token, path, to: size, preallocating: false)
     }
 
     func preallocate(to size: Int64) throws {
+        try checkWritable("fallocate")
         try fileSystem.resize(token, path, to: size, preallocating: true)
     }
 

@@ -68,8 +68,7 @@ struct StoreDirectory {
 
     /// The whole file.
     func read(_ name: String) throws -> [UInt8] {
-        // FileSystem has no read-only open; nothing here writes through this handle.
-        let handle = try fileSystem.openFile(filePath(name), create: false)
+        let handle = try fileSystem.openFileForReading(filePath(name))
         defer { try? handle.close() }
         return try handle.readAll()
     }

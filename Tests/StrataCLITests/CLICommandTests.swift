@@ -3,6 +3,21 @@ import Strata
 import StrataTestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Every file of a directory and its bytes.
+private func directoryContents(_ path: String) throws -> [String: [UInt8]] {
+    var contents: [String: [UInt8]] = [:]
+    for name in try FileManager.default.contentsOfDirectory(atPath: path) {
+        contents[name] = Array(try Data(contentsOf: URL(fileURLWithPath: path + "/" + name)))
+    }
+    return contents
+}
+
 /// The `strata` subcommands, run as real processes.
 @Suite("strata command line")
 struct CLICommandTests {
@@ -223,7 +238,8 @@ struct CLICommandTests {
         }
     }
 
-    @Test func secondProcessOnALockedStoreFails() async throws {
+    /// A second writer is refused while a process holds the store; readers are not.
+    @Test func secondWriterOnAHeldStoreFailsButReadersRead() async throws {
         try await withTemporaryDirectory { dir in
             let store = dir.path("kv.strata")
             let acks = Acks()
@@ -233,11 +249,20 @@ struct CLICommandTests {
             let opened = await waitUntil(timeout: .seconds(30)) { acks.last >= 1 || !holder.isRunning }
             #expect(opened && holder.isRunning, "the holding import did not start: \(holder.stderrReader.bytes)")
 
-            let second = try await strata("get", store, "a")
+            let second = try await strata("put", store, "b", "2")
             #expect(second.status != 0, "\(second)")
             #expect(second.errorLines.count == 1, "\(second)")
             #expect(second.errorText.hasPrefix("strata: "), "\(second)")
             #expect(second.errorText.lowercased().contains("lock"), "\(second)")
+
+            // The commands that read open the store read-only, beside the holder, and see
+            // what it had committed.
+            let read = try await strata("get", store, "a")
+            #expect(read.status == 0 && read.output == "1\n", "\(read)")
+            let export = try await strata("export", store)
+            #expect(export.status == 0 && export.outputLines == [#"{"key":"a","value":"1"}"#], "\(export)")
+            let stats = try await strata("stats", store)
+            #expect(stats.status == 0 && stats.outputLines.contains("version: 1"), "\(stats)")
 
             try holder.stdin.close()
             let held = try await holder.finish()
@@ -261,22 +286,99 @@ struct CLICommandTests {
         }
     }
 
-    /// Commands that only read refuse a path with no store instead of creating one there.
+    /// Commands that only read, and compact, refuse a path with no store instead of creating
+    /// one there, with a message that names no library option.
     @Test func readOnlyCommandsDoNotCreateAStore() async throws {
         try await withTemporaryDirectory { dir in
             let missing = dir.path("typo.strata")
-            for arguments in [["get", missing, "a"], ["scan", missing], ["export", missing], ["stats", missing]] {
-                let result = try await strata(arguments)
-                #expect(result.status != 0, "\(arguments): \(result)")
-                #expect(result.errorLines.count == 1, "\(arguments): \(result)")
-                #expect(
-                    result.errorText == "strata: there is no store at \(missing); put, delete and import create one\n",
-                    "\(arguments): the message names no library option: \(result)")
-                #expect(!FileManager.default.fileExists(atPath: missing), "\(arguments) created a store")
+            let emptyDirectory = dir.path("empty")
+            try FileManager.default.createDirectory(atPath: emptyDirectory, withIntermediateDirectories: false)
+            for path in [missing, emptyDirectory] {
+                let commands = [["get", path, "a"], ["scan", path], ["export", path], ["stats", path], ["backup", path, dir.path("copy")], ["compact", path]]
+                for arguments in commands {
+                    let result = try await strata(arguments)
+                    #expect(result.status != 0, "\(arguments): \(result)")
+                    #expect(result.errorLines.count == 1, "\(arguments): \(result)")
+                    #expect(
+                        result.errorText == "strata: there is no store at \(path); `strata put` or `strata import` creates one\n",
+                        "\(arguments): \(result)")
+                }
             }
+            #expect(!FileManager.default.fileExists(atPath: missing), "a command created a store")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: emptyDirectory).isEmpty, "a command wrote into an empty directory")
+            #expect(!FileManager.default.fileExists(atPath: dir.path("copy")), "backup wrote a copy of nothing")
             let empty = try await strata("put", "", "a", "1")
             #expect(empty.status == 1 && empty.errorText.contains("the store's path is empty"), "\(empty)")
         }
+    }
+
+    /// The read commands open the store read-only: they leave every file as it was.
+    @Test func readCommandsChangeNoFile() async throws {
+        try await withTemporaryDirectory { dir in
+            let store = dir.path("kv.strata")
+            let records = (0..<30).map { (key: "k\($0)", value: "v\($0)") }
+            #expect(try await strata("import", store, "--batch", "10", input: jsonLines(Array(records[..<20]))).status == 0)
+            #expect(try await strata("compact", store).status == 0)
+            #expect(try await strata("import", store, input: jsonLines(Array(records[20...]))).status == 0)
+            let before = try directoryContents(store)
+            for arguments in [
+                ["get", store, "k25"], ["scan", store, "--prefix", "k1"], ["export", store], ["stats", store], ["backup", store, dir.path("copy")]
+            ] {
+                let result = try await strata(arguments)
+                #expect(result.status == 0, "\(arguments): \(result)")
+                #expect(try directoryContents(store) == before, "\(arguments) changed the store's files")
+            }
+            #expect(try await strata("get", dir.path("copy"), "k5").output == "v5\n")
+        }
+    }
+
+    @Test(.enabled(if: getuid() != 0, "root ignores file permissions, so a directory made read-only stays writable for it"))
+    func readCommandsReadAStoreInAReadOnlyDirectory() async throws {
+        try await withTemporaryDirectory { dir in
+            let store = dir.path("kv.strata")
+            #expect(try await strata("put", store, "a", "1").status == 0)
+            #expect(try await strata("compact", store).status == 0)
+            #expect(try await strata("put", store, "b", "2").status == 0)
+            let names = try FileManager.default.contentsOfDirectory(atPath: store)
+            for name in names { #expect(chmod(store + "/" + name, 0o444) == 0) }
+            #expect(chmod(store, 0o555) == 0)
+            defer {
+                _ = chmod(store, 0o755)
+                for name in names { _ = chmod(store + "/" + name, 0o644) }
+            }
+
+            #expect(try await strata("get", store, "a").output == "1\n")
+            #expect(try await strata("get", store, "b").output == "2\n")
+            let export = try await strata("export", store)
+            #expect(export.status == 0 && export.outputLines.count == 2, "\(export)")
+            #expect(try await strata("scan", store, "--prefix", "b").outputLines.count == 1)
+            #expect(try await strata("stats", store).status == 0)
+            let backup = try await strata("backup", store, dir.path("copy"))
+            #expect(backup.status == 0, "\(backup)")
+            let put = try await strata("put", store, "c", "3")
+            #expect(put.status == 1 && put.errorLines.count == 1, "\(put)")
+        }
+    }
+
+    /// The read commands offer no option that only a writer uses, and no help text names a
+    /// library option.
+    @Test func readCommandHelpOffersNoWriteOptions() async throws {
+        for command in ["get", "scan", "export", "stats", "backup"] {
+            let help = try await strata(command, "--help")
+            #expect(help.status == 0, "\(command): \(help)")
+            #expect(!help.output.contains("--wal-segment-bytes") && !help.output.contains("--memtable-bytes"), "\(command): \(help.output)")
+            #expect(help.output.contains("read-only"), "\(command): \(help.output)")
+        }
+        for command in ["put", "import", "compact"] {
+            let help = try await strata(command, "--help")
+            #expect(help.output.contains("--wal-segment-bytes"), "\(command): \(help.output)")
+        }
+        for command in ["--help", "get --help", "put --help", "scan --help", "export --help", "stats --help", "backup --help", "compact --help"] {
+            let help = try await strata(command.split(separator: " ").map(String.init))
+            #expect(!help.output.contains("createIfMissing") && !help.output.contains("readOnly"), "\(command): \(help.output)")
+        }
+        let root = try await strata("--help")
+        #expect(root.output.contains("read-only"), "\(root.output)")
     }
 
     @Test func compactWritesSegmentFilesThatStatsShows() async throws {

@@ -146,10 +146,15 @@ final class StrataProcess: Sendable {
     let program: String
     let arguments: [String]
 
+    /// The subcommands that open the store for writing, and so take `--wal-segment-bytes`;
+    /// the others open it read-only and take no opening options.
+    static let writingCommands: Set<String> = ["put", "delete", "import", "compact", "demo", "lifecycle-writer"]
+
     /// Starts `strata <arguments>`, adding `--wal-segment-bytes` when the arguments name a
-    /// subcommand and a store. `onStdout` sees each stdout chunk as it arrives.
+    /// subcommand that writes and a store. `onStdout` sees each stdout chunk as it arrives.
     convenience init(_ arguments: [String], onStdout: (@Sendable ([UInt8]) -> Void)? = nil) throws {
-        let arguments = arguments.count >= 2 ? arguments + ["--wal-segment-bytes", String(testSegmentBytes)] : arguments
+        let writes = arguments.count >= 2 && StrataProcess.writingCommands.contains(arguments[0])
+        let arguments = writes ? arguments + ["--wal-segment-bytes", String(testSegmentBytes)] : arguments
         try self.init(executable: try StrataBinary.url(), arguments: arguments, onStdout: onStdout)
     }
 

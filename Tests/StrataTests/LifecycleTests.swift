@@ -67,7 +67,7 @@ struct LifecycleTests {
         store.enterBackground()  // suspended stays suspended
         #expect(store.lifecycle == .suspended)
         #expect(try store.resume() == .unchanged)
-        #expect(!store.engine.maintenance.isInBackground, "resumed from a suspension entered in the background, compactions stay held back")
+        #expect(store.engine.writing?.maintenance.isInBackground == false, "resumed from a suspension entered in the background, compactions stay held back")
         #expect(try store.resume() == .unchanged)  // resuming an active store does nothing
         #expect(try store.read { try $0.get(apiKey(1)) } == apiBytes("v"))
         try store.close()
@@ -152,7 +152,7 @@ struct LifecycleTests {
             record("async", nil)
         }
         // The sync and async writes reach the queue (their callers block or suspend there).
-        while store.engine.writer.queuedRequestCount < 3 { usleep(1000) }
+        while (store.engine.writing?.writer.queuedRequestCount ?? 0) < 3 { usleep(1000) }
 
         // When suspend() has closed the writer's intake, the gate is released: the group in
         // flight commits, what was queued behind it fails.

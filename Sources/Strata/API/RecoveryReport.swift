@@ -16,15 +16,18 @@ public struct RecoveryReport: Sendable, Equatable {
     public var transactionsReplayed = 0
     /// The last commit sequence found: the store's version after opening.
     public var lastSequence: UInt64 = 0
-    /// The torn tail cut off the last segment, if there was one.
+    /// The torn tail cut off the last segment, if there was one. A store opened read-only
+    /// (``StoreOptions/readOnly``) reports it too, but skips it without cutting it.
     public var truncatedTail: TruncatedTail? = nil
     /// WAL segment files removed because their creation never completed (no header made it
-    /// to disk, and nothing follows it).
+    /// to disk, and nothing follows it). Always empty for a store opened read-only, which
+    /// passes over such a file and removes nothing.
     public var removedIncompleteSegments: [String] = []
     /// Segment files listed in the manifest when the store opened.
     public var segmentFiles = 0
     /// Files no manifest references (left by a flush or compaction a crash interrupted, or
-    /// WAL segments a flush had covered), removed when the store opened.
+    /// WAL segments a flush had covered), removed when the store opened. Always empty for a
+    /// store opened read-only, which ignores them.
     public var removedUnreferencedFiles: [String] = []
     /// Where the manifest's last record was torn (an edit interrupted before it was
     /// acknowledged, so nothing depended on it), if it was; the edit was discarded.

@@ -13,7 +13,8 @@ import Synchronization
 /// ```
 ///
 /// A `Store` is `Sendable`: share one instance between threads and actors. Only one `Store`
-/// may have a given path open at a time, in any process.
+/// may have a given path open for writing at a time, in any process; stores opened with
+/// ``StoreOptions/readOnly`` may read it alongside.
 public final class Store: Sendable {
     /// The store's directory.
     public let path: String
@@ -59,14 +60,18 @@ public final class Store: Sendable {
     }
 
     /// Opens the store at `path`, creating it when missing (unless
-    /// `options.createIfMissing` is false), and replays its log.
+    /// `options.createIfMissing` is false, or `options.readOnly` is true), and replays its log.
     ///
-    /// - Throws: `StoreError` with code `.locked` when another `Store` has it open,
-    ///   `.notAStore` when the path holds something else, `.corruption` or `.formatVersion`
-    ///   when its files cannot be read.
+    /// - Throws: `StoreError` with code `.locked` when another `Store` has it open (never for
+    ///   a read-only open, see ``StoreOptions/readOnly``), `.notAStore` when the path holds
+    ///   something else, or nothing and the store may not be created, `.corruption` or
+    ///   `.formatVersion` when its files cannot be read.
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
         let lock = StoreLock(directory: path, fileSystem: options.fileSystem)
-        let opened = try Recovery.open(path: path, lock: lock, options: options)
+        let opened =
+            options.readOnly
+            ? try Recovery.openReadOnly(path: path, options: options)
+            : try Recovery.open(path: path, lock: lock, options: options)
         self.path = path
         self.options = options
         self.lock = lock
@@ -83,7 +88,7 @@ public final class Store: Sendable {
     var engine: Engine { core.withLock { $0.engine } }
 
     /// Signalled when the store's flush and compaction threads end; for tests.
-    var maintenanceThreadsEnded: [DispatchSemaphore] { engine.maintenance.threadsEnded }
+    var maintenanceThreadsEnded: [DispatchSemaphore] { engine.writing?.maintenance.threadsEnded ?? [] }
 
     /// The engine to run a call on; throws `.suspended` or `.closed` when calls are refused.
     func admit() throws(StoreError) -> Engine {
@@ -93,6 +98,13 @@ public final class Store: Sendable {
         case .suspended: throw StoreError.suspended()
         case .closed: throw StoreError.closed()
         }
+    }
+
+    /// The writer and maintenance to run a call that writes on; throws what `admit` throws,
+    /// and `.readOnly` for a store opened read-only. `call` names the call in that message.
+    func admitWrites(_ call: String) throws(StoreError) -> Engine.Writing {
+        guard let writing = try admit().writing else { throw StoreError.openedReadOnly(path, refusing: call) }
+        return writing
     }
 
     // MARK: Reading
@@ -132,7 +144,7 @@ public final class Store: Sendable {
     ///
     /// If `body` throws, nothing it wrote is applied and its error is rethrown unchanged.
     public func write<T>(durability: Durability? = nil, _ body: (WriteTransaction) throws -> T) throws -> T {
-        let writer = try admit().writer
+        let writer = try admitWrites("write").writer
         if writer.isCurrentThreadWriter {
             throw StoreError(
                 .invalidArgument,
@@ -164,7 +176,7 @@ public final class Store: Sendable {
     /// Runs `body` as one transaction on the writer queue. Suspends (never blocks a thread)
     /// until the transaction is committed as durably as `durability` asks.
     public func write<T: Sendable>(durability: Durability? = nil, _ body: @Sendable (WriteTransaction) throws -> T) async throws -> T {
-        let writer = try admit().writer
+        let writer = try admitWrites("write").writer
         return try await withoutActuallyEscaping(body) { body in
             // The task stays suspended until the writer has run `body`; the cell is emptied
             // before returning, so the closure does not outlive this call.
@@ -195,7 +207,7 @@ public final class Store: Sendable {
     ) {
         let writer: Writer
         do {
-            writer = try admit().writer
+            writer = try admitWrites("asyncWrite").writer
         } catch {
             completionQueue.async { completion(.failure(error)) }
             return
@@ -217,7 +229,7 @@ public final class Store: Sendable {
 
     /// Makes every earlier commit durable (one fdatasync, shared with concurrent writers).
     public func sync() throws {
-        let writer = try admit().writer
+        let writer = try admitWrites("sync()").writer
         if writer.isCurrentThreadWriter {
             throw StoreError(.invalidArgument, "sync() was called from inside a write transaction and would wait for itself; call it after the write returns")
         }
@@ -243,7 +255,7 @@ public final class Store: Sendable {
 
     /// Makes every earlier commit durable, suspending instead of blocking.
     public func sync() async throws {
-        let writer = try admit().writer
+        let writer = try admitWrites("sync()").writer
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let refused = writer.submit(
                 .sync({ error in
@@ -260,21 +272,21 @@ public final class Store: Sendable {
     /// directory holds each live key once. Readers and writers carry on meanwhile. Blocks
     /// until done.
     public func compact() throws {
-        let engine = try admit()
-        if engine.writer.isCurrentThreadWriter {
+        let writing = try admitWrites("compact()")
+        if writing.writer.isCurrentThreadWriter {
             throw StoreError(
                 .invalidArgument, "compact() was called from inside a write transaction and would wait for itself; call it after the write returns")
         }
-        try submitAndWait(engine.writer, Writer.Request.seal)
-        try engine.maintenance.compactAll()
+        try submitAndWait(writing.writer, Writer.Request.seal)
+        try writing.maintenance.compactAll()
     }
 
     /// Flushes and compacts as ``compact()`` does, suspending instead of blocking.
     public func compact() async throws {
-        let engine = try admit()
-        let maintenance = engine.maintenance
+        let writing = try admitWrites("compact()")
+        let maintenance = writing.maintenance
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let refused = engine.writer.submit(
+            let refused = writing.writer.submit(
                 .seal({ error in
                     if let error {
                         continuation.resume(throwing: error)
@@ -295,8 +307,9 @@ public final class Store: Sendable {
         let engine = try admit()
         let versions = engine.versions
         let cache = engine.cache
-        let maintenance = engine.maintenance
-        let writer = engine.writer
+        // A store opened read-only has no flushes, compactions or stalls to count.
+        let maintenance = engine.writing?.maintenance
+        let writer = engine.writing?.writer
         let view = published.latest()
         let pinned = snapshots.summary
         let version = view.version
@@ -317,10 +330,10 @@ public final class Store: Sendable {
             oldestSnapshotVersion: pinned.oldest,
             pinnedVersions: snapshots.pinnedVersions.map { StoreStats.PinnedVersion(version: $0.version, snapshots: $0.count) },
             blockCacheBytes: cache.bytes, blockCacheCapacity: cache.capacity,
-            flushes: maintenance.flushCount.load(ordering: .relaxed),
-            compactions: maintenance.compactionCount.load(ordering: .relaxed),
-            writeStalls: writer.stallCount.load(ordering: .relaxed),
-            writeStallSeconds: Double(writer.stallMicroseconds.load(ordering: .relaxed)) / 1e6,
-            isStalled: writer.isStalled.load(ordering: .relaxed))
+            flushes: maintenance?.flushCount.load(ordering: .relaxed) ?? 0,
+            compactions: maintenance?.compactionCount.load(ordering: .relaxed) ?? 0,
+            writeStalls: writer?.stallCount.load(ordering: .relaxed) ?? 0,
+            writeStallSeconds: Double(writer?.stallMicroseconds.load(ordering: .relaxed) ?? 0) / 1e6,
+            isStalled: writer?.isStalled.load(ordering: .relaxed) ?? false)
     }
 }

@@ -25,12 +25,15 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let diskFull = Code(.diskFull)
         /// The store was closed.
         public static let closed = Code(.closed)
-        /// Another `Store`, in this process or another, has the store open.
+        /// Another `Store`, in this process or another, has the store open. A store opened
+        /// read-only (``StoreOptions/readOnly``) takes no lock; it gets this code only when a
+        /// writer kept removing files while it opened.
         public static let locked = Code(.locked)
         /// The store is suspended; retry after `resume()`.
         public static let suspended = Code(.suspended)
-        /// An earlier write failed in a way that leaves the log's state unknown, so the store
-        /// refuses writes until it is closed and reopened. Reads still work.
+        /// The store refuses writes; reads still work. Either it was opened read-only
+        /// (``StoreOptions/readOnly``), or an earlier write failed in a way that leaves the
+        /// log's state unknown, and it refuses writes until it is closed and reopened.
         public static let readOnly = Code(.readOnly)
         /// An optimistic check found the data changed (`require(unchanged:)`): read it again,
         /// with a new reference, and redo the change. Making the same call again fails the
@@ -132,6 +135,13 @@ extension StoreError {
 
     static func closed() -> StoreError {
         StoreError(.closed, "the store is closed; open a new Store to use it again")
+    }
+
+    /// What a store opened read-only answers to `call`, a call that would write.
+    static func openedReadOnly(_ path: String, refusing call: String) -> StoreError {
+        StoreError(
+            .readOnly,
+            "the store at \(path) was opened read-only (StoreOptions.readOnly), so \(call) is refused; open it without readOnly to change it")
     }
 
     static func suspended() -> StoreError {

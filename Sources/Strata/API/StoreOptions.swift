@@ -6,8 +6,42 @@ public struct StoreOptions: Sendable {
     /// Durability of writes that do not name one. Default `.synced`.
     public var durability: Durability = .synced
 
-    /// Create the store directory when it does not exist. Default true.
+    /// Create the store directory when it does not exist. Default true. Ignored when
+    /// ``readOnly`` is set: a store opened read-only is never created.
     public var createIfMissing: Bool = true
+
+    /// Open the store for reading only, for a reader that must not or cannot change it: a
+    /// widget or an app extension reading what the app wrote, a backup tool, a store on
+    /// read-only media. Default false.
+    ///
+    /// A store opened read-only never creates, writes, renames, truncates or deletes a file in
+    /// its directory, and takes no lock, so it opens where the directory or the whole volume
+    /// is read-only. The options that only shape writing (`durability`, `walSegmentBytes`,
+    /// the memtable, segment and compaction sizes) do not apply to it.
+    ///
+    /// - opening replays the log into memory as usual, so every acknowledged commit is seen,
+    ///   including those not yet flushed to a segment file; a torn write at the end of the
+    ///   log is skipped, not cut off (``RecoveryReport/truncatedTail`` reports it), and files
+    ///   an interrupted flush or compaction left are left alone;
+    /// - reads, snapshots, scans, references, ``Store/stats()`` and
+    ///   ``Store/checkpoint(to:)`` work; observations and change feeds work but never fire;
+    /// - every call that would write fails with ``StoreError/Code/readOnly``: `write`,
+    ///   `asyncWrite`, `run` of a `ReadWrite` operation, `sync()`, `compact()`, and
+    ///   `suspend()` (there is nothing to suspend: the store holds no lock and writes
+    ///   nothing, so it may stay open while the app is frozen). `enterBackground()` and
+    ///   `resume()` change only the reported ``Store/lifecycle``;
+    /// - a missing path, or a directory without a store, fails with
+    ///   ``StoreError/Code/notAStore`` whatever ``createIfMissing`` says.
+    ///
+    /// Another process (or another `Store` in this one) may have the store open for writing
+    /// meanwhile. The read-only store then reads the store as it was when it opened, and never
+    /// sees later commits: close it and open it again for newer data. The writer may
+    /// compact and delete files the reader still reads; they stay readable for the reader,
+    /// since a file removed while open lives on until it is closed. If the writer removes a
+    /// file between the moment the open lists the directory and the moment it opens the file,
+    /// the open reads the directory again; it fails with ``StoreError/Code/locked`` only if
+    /// that keeps happening.
+    public var readOnly: Bool = false
 
     /// A WAL segment file is preallocated to this size, and the log moves to a new segment
     /// once it passes it. Default 64 MiB; at least 64 KiB.

@@ -24,6 +24,10 @@ extension Store {
     /// The copy gets an identity of its own: it is a new store from the moment it exists,
     /// so references taken in one are refused by the other.
     ///
+    /// A store opened read-only (``StoreOptions/readOnly``) checkpoints what it read when it
+    /// opened, even if a writer in another process has removed some of those files since:
+    /// the ones it still has open are copied instead of linked.
+    ///
     /// `destination` must not exist or be an empty directory; its parent must exist. The copy
     /// is finished by writing its identity file last, so a copy interrupted by a crash is
     /// never taken for a store (opening it fails with `.notAStore`); delete it and start
@@ -66,7 +70,13 @@ struct Checkpoint {
         var written = 0
         for table in version.levels.joined() {
             let name = ManifestFormat.segmentFileName(table.number)
-            try fs.linkOrCopyFile(fs.path(source, name), to: fs.path(destination, name))
+            do {
+                try fs.linkOrCopyFile(fs.path(source, name), to: fs.path(destination, name))
+            } catch let error as IOError where error.code == .notFound {
+                // Gone from the directory, but still open here: a store opened read-only whose
+                // writer, in another process, compacted the file away. Copy what the table reads.
+                try table.copy(to: fs.path(destination, name))
+            }
             metas.append(table.meta)
             linked += 1
         }

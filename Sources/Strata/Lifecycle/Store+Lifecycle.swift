@@ -17,7 +17,7 @@ extension Store {
             // With the phase, under the same lock, so a concurrent resume() never leaves the
             // phase and the flag disagreeing.
             core.phase = .background
-            core.engine.maintenance.holdBackCompactions(true)
+            core.engine.writing?.maintenance.holdBackCompactions(true)
         }
     }
 
@@ -42,9 +42,20 @@ extension Store {
     /// - Throws: only when making earlier commits durable failed. The store is suspended
     ///   and unlocked even then, and refuses writes after ``resume()`` (`.readOnly`) until
     ///   it is reopened. `.invalidArgument` when called from inside a write transaction.
+    ///   `.readOnly` for a store opened read-only (``StoreOptions/readOnly``), which holds
+    ///   no lock and writes nothing, and so may stay open, unsuspended, while the app is frozen.
     public func suspend() throws {
         let engine = self.engine
-        if engine.writer.isCurrentThreadWriter {
+        if engine.writing == nil {
+            guard lifecycle == .closed else {
+                throw StoreError(
+                    .readOnly,
+                    "the store at \(path) was opened read-only (StoreOptions.readOnly), so suspend() is refused: it holds no lock and writes nothing, so it needs no suspension and may stay open while the app is frozen"
+                )
+            }
+            return
+        }
+        if engine.isCurrentThreadWriter {
             throw StoreError(
                 .invalidArgument, "suspend() was called from inside a write transaction and would wait for itself; call it after the write returns")
         }
@@ -79,12 +90,15 @@ extension Store {
     /// returns ``ResumeOutcome/reloaded(from:to:)``; snapshots taken before keep reading
     /// what they saw. Resuming an active store does nothing.
     ///
+    /// A store opened read-only is never suspended: `resume()` only returns it from the
+    /// background, and never reads newer commits (open the store again for those).
+    ///
     /// - Throws: `.locked` when another process holds the store (the store stays suspended;
     ///   try again later); `.closed` after ``close()``; what opening would throw when the
     ///   other process left the store damaged (the store stays suspended).
     @discardableResult
     public func resume() throws -> ResumeOutcome {
-        if engine.writer.isCurrentThreadWriter {
+        if engine.isCurrentThreadWriter {
             throw StoreError(.invalidArgument, "resume() was called from inside a write transaction; a store running a transaction is not suspended")
         }
         return try transitions.withLock { _ in try resumeLocked() }
@@ -101,7 +115,7 @@ extension Store {
     /// safety: a process killed without closing loses no commit (a `.buffered` one is lost
     /// only if the machine also loses power before the system writes it out).
     public func close() throws {
-        if engine.writer.isCurrentThreadWriter {
+        if engine.isCurrentThreadWriter {
             throw StoreError(.invalidArgument, "close() was called from inside a write transaction; close the store after the write returns")
         }
         try transitions.withLock { _ in try closeLocked() }
@@ -116,15 +130,17 @@ extension Store {
             return core.engine
         }
         guard let engine else { return }
+        // Only a store that writes gets here: `suspend()` refuses a read-only one.
+        guard let writing = engine.writing else { preconditionFailure("Store: suspending a store opened read-only") }
         // Invariant 1: reads refused before anything stops.
         published.setAdmission(.suspended)
         // Both stop requests first, so the writer's round in flight and a merge in progress
         // stop at once, without waiting for each other.
-        engine.maintenance.requestPause()
-        let dropped = engine.writer.closeIntake()
+        writing.maintenance.requestPause()
+        let dropped = writing.writer.closeIntake()
         try? options.failpoints?.handler(.suspending)
-        var failure = dropped.flatMap { engine.writer.finishSuspending(dropped: $0) }
-        engine.maintenance.waitUntilIdle()
+        var failure = dropped.flatMap { writing.writer.finishSuspending(dropped: $0) }
+        writing.maintenance.waitUntilIdle()
         engine.versions.markManifest()
         do {
             let fingerprint = try DirectoryFingerprint.capture(directory: path, fileSystem: options.fileSystem)
@@ -144,29 +160,31 @@ extension Store {
         let (phase, engine, fingerprint) = core.withLock { core in
             if core.phase == .background {
                 core.phase = .active
-                core.engine.maintenance.holdBackCompactions(false)
+                core.engine.writing?.maintenance.holdBackCompactions(false)
             }
             return (core.phase, core.engine, core.fingerprint)
         }
         switch phase {
         case .active, .background:
             // What the background skipped is due now.
-            engine.maintenance.schedule()
+            engine.writing?.maintenance.schedule()
             return .unchanged
         case .closed:
             throw StoreError.closed()
         case .suspended:
             break
         }
+        // Only a store that writes is ever suspended.
+        guard let writing = engine.writing else { preconditionFailure("Store: a store opened read-only was suspended") }
         try lock.acquire()
         do {
             let now = try DirectoryFingerprint.capture(directory: path, fileSystem: options.fileSystem)
-            if let fingerprint, fingerprint == now, try engine.writer.walIsUntouched() {
-                engine.writer.resume()
+            if let fingerprint, fingerprint == now, try writing.writer.walIsUntouched() {
+                writing.writer.resume()
                 // Back to `.active`, so compactions start again, the ones skipped in the
                 // background first (`unpause` schedules them).
-                engine.maintenance.holdBackCompactions(false)
-                engine.maintenance.unpause()
+                writing.maintenance.holdBackCompactions(false)
+                writing.maintenance.unpause()
                 finishResuming(with: engine)
                 return .unchanged
             }
@@ -213,15 +231,21 @@ extension Store {
             engine.retire(with: StoreError.closed())
             lock.releaseForGood()
         case .active, .background:
+            guard let writing = engine.writing else {
+                // Read-only: no lock was taken, and nothing is written; the files close as
+                // the last version holding them goes.
+                lock.releaseForGood()
+                break
+            }
             let done = DispatchSemaphore(value: 0)
             let outcome = Locked<(any Error)?>(nil)
-            let refused = engine.writer.submit(
+            let refused = writing.writer.submit(
                 .close({ error in
                     outcome.withLock { $0 = error }
                     done.signal()
                 }))
             if refused == nil { done.wait() }
-            engine.maintenance.shutdown()
+            writing.maintenance.shutdown()
             lock.releaseForGood()
             if let error = outcome.withLock({ $0 }) { throw error }
         }
@@ -231,11 +255,12 @@ extension Store {
     /// Invariants 2 and 3 of `Core`; compiled into debug builds only. Holding `transitions`.
     private func checkLifecycleInvariants() {
         #if STRATA_INTERNAL_CHECKS
-            let (phase, fingerprint) = core.withLock { ($0.phase, $0.fingerprint) }
+            let (phase, fingerprint, engine) = core.withLock { ($0.phase, $0.fingerprint, $0.engine) }
             let held = lock.isHeld
             switch phase {
             case .active, .background:
-                precondition(held, "Store: serving calls without holding the lock")
+                // A store opened read-only never takes the lock.
+                precondition(held == (engine.writing != nil), "Store: serving calls without holding the lock, or read-only and holding it")
                 precondition(fingerprint == nil, "Store invariant 3: a fingerprint outside suspension")
             case .suspended, .closed:
                 precondition(!held, "Store invariant 2: suspended or closed, yet holding the lock")

@@ -97,7 +97,7 @@ final class SegmentTable: @unchecked Sendable {
                 throw StoreError(
                     .corruption, "the manifest lists segment file \(name), which is missing; run strata-fsck, or restore the store from a backup", file: path)
             }
-            handle = try fileSystem.openFile(path, create: false)
+            handle = try fileSystem.openFileForReading(path)
         } catch let error as IOError {
             throw StoreError(error, while: "opening segment file \(name)")
         }
@@ -155,6 +155,31 @@ final class SegmentTable: @unchecked Sendable {
             // Nothing references the file any more (invariant 2). A crash before this point
             // leaves an unreferenced file, which the next open removes.
             try? fileSystem.removeFile(path)
+        }
+    }
+
+    /// Writes the file's bytes, synced, to a new file at `destination`, reading them through
+    /// this table's own handle: for a checkpoint of a store opened read-only, whose files a
+    /// writer in another process may have removed since (an open file lives on).
+    func copy(to destination: String) throws {
+        let output = try fileSystem.openFile(destination, create: true)
+        do {
+            let size = Int64(meta.fileSize)
+            var offset: Int64 = 0
+            while offset < size {
+                let chunk = try handle.read(at: offset, count: Int(min(size - offset, 1 << 20)))
+                guard !chunk.isEmpty else {
+                    throw StoreError(.corruption, "segment file \(name) ended at byte \(offset) while being copied; the manifest says \(size)", file: path)
+                }
+                try output.write(chunk, at: offset)
+                offset += Int64(chunk.count)
+            }
+            try output.sync()
+            try output.close()
+        } catch {
+            try? output.close()
+            try? fileSystem.removeFile(destination)
+            throw error
         }
     }
 

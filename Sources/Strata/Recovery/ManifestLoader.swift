@@ -26,7 +26,7 @@ struct ManifestLoader {
     }
 
     private mutating func replay(_ path: String, number: UInt64, fileSystem fs: any FileSystem, report: inout RecoveryReport) throws {
-        let handle = try fs.openFile(path, create: false)
+        let handle = try fs.openFileForReading(path)
         let bytes: [UInt8]
         do {
             bytes = try handle.readAll()

@@ -4,10 +4,12 @@ import StrataIO
 
 /// Opening a store: take the lock, check or create the identity file, replay the WAL into a
 /// memtable, and leave the log ready for appends. The rules it applies to damaged bytes are
-/// in docs/format/wal.md ("Recovery").
+/// in docs/format/wal.md ("Recovery"). A read-only open (ReadOnlyOpen.swift) reads the same
+/// way and changes nothing.
 struct OpenedStore {
     let memtable: MemTable
-    let wal: WALWriter
+    /// The log, open for appends; nil for a store opened read-only.
+    let wal: WALWriter?
     let lastSequence: UInt64
     let report: RecoveryReport
     /// The persisted state, publishing the recovered Version.
@@ -33,7 +35,7 @@ enum Recovery {
         }
         try lock.acquire()
         do {
-            return try replay(path: path, options: options)
+            return try replay(path: path, options: options, names: Set(fs.listDirectory(path)))
         } catch {
             lock.release()
             throw mapEngineError(error, while: "opening the store at \(path)")
@@ -45,7 +47,7 @@ enum Recovery {
     /// held whatever happens.
     static func reload(path: String, options: StoreOptions, into published: PublishedState) throws -> OpenedStore {
         do {
-            return try replay(path: path, options: options, published: published)
+            return try replay(path: path, options: options, names: Set(options.fileSystem.listDirectory(path)), published: published)
         } catch {
             throw mapEngineError(error, while: "reloading the store at \(path)")
         }
@@ -85,11 +87,12 @@ enum Recovery {
         return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
     }
 
-    /// Checks the identity file, or writes it atomically into an empty directory.
-    private static func checkIdentity(path: String, names: Set<String>, fs: any FileSystem) throws {
+    /// Checks the identity file, or writes it atomically into an empty directory when
+    /// `mayCreate`; without it, a directory with no identity file holds no store.
+    private static func checkIdentity(path: String, names: Set<String>, fs: any FileSystem, mayCreate: Bool) throws {
         let identityPath = fs.path(path, StoreIdentityFormat.fileName)
         if names.contains(StoreIdentityFormat.fileName) {
-            let handle = try fs.openFile(identityPath, create: false)
+            let handle = try fs.openFileForReading(identityPath)
             defer { try? handle.close() }
             let bytes = try handle.readAll()
             do {
@@ -98,6 +101,11 @@ enum Recovery {
                 throw StoreError(error, file: identityPath, isIdentityFile: true)
             }
             return
+        }
+        guard mayCreate else {
+            throw StoreError(
+                .notAStore, "\(path) holds no Strata store (it has no \(StoreIdentityFormat.fileName) file), and a store opened read-only is never created",
+                file: path)
         }
         try refuseForeignDirectory(path, names: names)
         try writeIdentityFile(directory: path, fileSystem: fs)
@@ -133,11 +141,19 @@ enum Recovery {
         }
     }
 
-    private static func replay(path: String, options: StoreOptions, published existing: PublishedState? = nil) throws -> OpenedStore {
+    /// Reads the store's state from its files: the manifest's levels, then the WAL replayed
+    /// into a memtable. `names` is a listing of the directory.
+    ///
+    /// A store that writes repairs the directory on the way (removes files nothing
+    /// references and an interrupted WAL segment, cuts a torn tail off the log, writes a sync
+    /// mark and a fresh manifest) and leaves the log open for appends. A store opened
+    /// read-only (`options.readOnly`) does none of it: it only opens files for reading, skips
+    /// what the repairs would remove, and closes every WAL segment once replayed.
+    static func replay(path: String, options: StoreOptions, names: Set<String>, published existing: PublishedState? = nil) throws -> OpenedStore {
         let fs = options.fileSystem
         let logger = options.logger
-        let names = Set(try fs.listDirectory(path))
-        try checkIdentity(path: path, names: names, fs: fs)
+        let readOnly = options.readOnly
+        try checkIdentity(path: path, names: names, fs: fs, mayCreate: !readOnly)
 
         var report = RecoveryReport()
         let cache = BlockCache(capacity: options.blockCacheBytes)
@@ -145,44 +161,38 @@ enum Recovery {
         let levels = try loaded.openLevels(directory: path, fileSystem: fs, cache: cache)
         report.segmentFiles = loaded.segments.count
 
-        // Files nothing references: WAL segments a flush covered, segment files of a flush or
-        // compaction that never reached the manifest, and manifest leftovers.
-        for name in names.sorted() {
-            let walNumber = WALWriter.segmentNumber(fromName: name)
-            let obsoleteWAL = walNumber.map { $0 < loaded.state.logNumber } ?? false
-            let strayFile = ManifestFormat.number(fromSegmentName: name).map { loaded.segments[$0] == nil } ?? false
-            let strayManifest =
-                ManifestFormat.number(fromTemporaryName: name) != nil
-                || (ManifestFormat.number(fromManifestName: name).map { $0 != loaded.currentManifest } ?? false)
-            if obsoleteWAL || strayFile || strayManifest {
-                try fs.removeFile(fs.path(path, name))
-                report.removedUnreferencedFiles.append(name)
-            }
-        }
-        if !report.removedUnreferencedFiles.isEmpty {
-            try fs.syncDirectory(path)
-            logger.info("removed files no manifest references", metadata: ["files": "\(report.removedUnreferencedFiles)"])
+        if !readOnly {
+            try removeUnreferencedFiles(path: path, names: names, loaded: loaded, options: options, report: &report)
         }
 
         var segments = names.compactMap(WALWriter.segmentNumber(fromName:)).filter { $0 >= loaded.state.logNumber }.sorted()
 
         // A last segment whose header never reached the disk, with nothing after it, is a
-        // segment creation that a crash interrupted: remove it (WALWriter invariant 3).
+        // segment creation that a crash interrupted: remove it (WALWriter invariant 3), or
+        // when read-only, pass over it.
         // The last segment's bytes, read once for this check and for replay.
         var lastSegmentBytes: [UInt8]? = nil
         if let last = segments.last {
             let lastPath = fs.path(path, WALWriter.segmentName(last))
-            let handle = try fs.openFile(lastPath, create: false)
-            let bytes = try handle.readAll()
-            try handle.close()
+            let handle = try fs.openFileForReading(lastPath)
+            let bytes: [UInt8]
+            do {
+                bytes = try handle.readAll()
+                try handle.close()
+            } catch {
+                try? handle.close()
+                throw error
+            }
             lastSegmentBytes = bytes
             if WALTail.isIncompleteSegment(bytes) {
                 lastSegmentBytes = nil
-                try fs.removeFile(lastPath)
-                try fs.syncDirectory(path)
                 segments.removeLast()
-                report.removedIncompleteSegments.append(WALWriter.segmentName(last))
-                logger.warning("removed a WAL segment whose creation was interrupted", metadata: ["file": "\(lastPath)"])
+                if !readOnly {
+                    try fs.removeFile(lastPath)
+                    try fs.syncDirectory(path)
+                    report.removedIncompleteSegments.append(WALWriter.segmentName(last))
+                    logger.warning("removed a WAL segment whose creation was interrupted", metadata: ["file": "\(lastPath)"])
+                }
             }
         }
 
@@ -197,7 +207,8 @@ enum Recovery {
         for (index, number) in segments.enumerated() {
             let isLast = index == segments.count - 1
             let segmentPath = fs.path(path, WALWriter.segmentName(number))
-            let handle = try fs.openFile(segmentPath, create: false)
+            // Only the last segment of a store that writes is written to again.
+            let handle = try isLast && !readOnly ? fs.openFile(segmentPath, create: false) : fs.openFileForReading(segmentPath)
             do {
                 let bytes = try (isLast ? lastSegmentBytes : nil) ?? handle.readAll()
                 let header: WALFormat.SegmentHeader
@@ -216,7 +227,8 @@ enum Recovery {
                     lastSequence: &lastSequence, report: &report)
                 let end = outcome.end
                 report.segmentsReplayed += 1
-                if isLast {
+                segmentSizes[number] = end
+                if isLast && !readOnly {
                     if let tail = report.truncatedTail {
                         logger.warning(
                             "cut a torn write off the end of the WAL",
@@ -230,7 +242,6 @@ enum Recovery {
                     // Whatever a crashed process left in the page cache becomes durable now,
                     // so the writer may treat everything up to `end` as synced.
                     try handle.sync()
-                    segmentSizes[number] = end
                     if header.majorVersion < WALFormat.majorVersion {
                         // Written by an older format, which has no sync marks: appends go to
                         // a new segment, and this one, synced in full, is no longer the last.
@@ -242,7 +253,14 @@ enum Recovery {
                         writerFileSize = Int(try handle.size())
                     }
                 } else {
-                    segmentSizes[number] = end
+                    if isLast, let tail = report.truncatedTail {
+                        // Read-only: the torn bytes stay; the next store that writes cuts them.
+                        logger.info(
+                            "skipped a torn write at the end of the WAL (opened read-only, so it stays)",
+                            metadata: [
+                                "file": "\(tail.file)", "offset": "\(tail.offset)", "discardedBytes": "\(tail.discardedBytes)"
+                            ])
+                    }
                     try handle.close()
                 }
             } catch {
@@ -253,6 +271,19 @@ enum Recovery {
 
         let memtable = MemTable()
         replayed.apply(to: memtable)
+        report.lastSequence = lastSequence
+
+        if readOnly {
+            // A store from before format 1.1 has no identity yet, and only a store that writes
+            // records one: this open gets one of its own, so its references are refused by
+            // any other open of the store rather than taken for theirs.
+            if loaded.state.storeIdentifier.isEmpty { loaded.state.storeIdentifier = StoreIdentity.generate() }
+            let published = publish(memtable: memtable, levels: levels, state: loaded.state, sequence: lastSequence, into: existing)
+            let versions = VersionSet(
+                published: published, wal: WALInventory(segmentSizes), manifest: nil, state: loaded.state,
+                directory: path, options: options)
+            return OpenedStore(memtable: memtable, wal: nil, lastSequence: lastSequence, report: report, versions: versions, cache: cache)
+        }
 
         let handle: any FileHandle
         let number: UInt64
@@ -276,7 +307,6 @@ enum Recovery {
         // before anything else: from here on, damage to any of them is never taken for a
         // torn write (docs/format/wal.md, "Sync marks").
         try wal.writeSyncMarkIfNeeded(sequence: lastSequence)
-        report.lastSequence = lastSequence
 
         // A fresh manifest every open: it holds no torn tail, and a manifest an earlier
         // process failed to append to is never appended to again.
@@ -288,24 +318,54 @@ enum Recovery {
         let manifest = try ManifestWriter.install(
             number: manifestNumber, snapshot: VersionSet.snapshotEdit(loaded.state, Array(loaded.segments.values)),
             fileSystem: fs, directory: path)
-        let view = ReadView(
-            version: Version(
-                memtable: memtable, levels: levels, storeID: StoreIdentity.uuid(loaded.state.storeIdentifier),
-                droppedDeletions: loaded.state.droppedDeletions),
-            sequence: lastSequence)
-        let published: PublishedState
-        if let existing {
-            existing.reset(to: view)
-            published = existing
-        } else {
-            published = PublishedState(view)
-        }
+        let published = publish(memtable: memtable, levels: levels, state: loaded.state, sequence: lastSequence, into: existing)
         let versions = VersionSet(
             published: published, wal: inventory, manifest: manifest, state: loaded.state,
             directory: path, options: options)
         return OpenedStore(
             memtable: memtable, wal: wal, lastSequence: lastSequence, report: report,
             versions: versions, cache: cache)
+    }
+
+    /// The recovered state as what readers see: installed in `existing` (a reload) or in a
+    /// new `PublishedState`.
+    private static func publish(
+        memtable: MemTable, levels: [[SegmentTable]], state: VersionSet.PersistedState, sequence: UInt64, into existing: PublishedState?
+    ) -> PublishedState {
+        let view = ReadView(
+            version: Version(
+                memtable: memtable, levels: levels, storeID: StoreIdentity.uuid(state.storeIdentifier),
+                droppedDeletions: state.droppedDeletions),
+            sequence: sequence)
+        if let existing {
+            existing.reset(to: view)
+            return existing
+        }
+        return PublishedState(view)
+    }
+
+    /// Removes files nothing references: WAL segments a flush covered, segment files of a
+    /// flush or compaction that never reached the manifest, and manifest leftovers.
+    private static func removeUnreferencedFiles(
+        path: String, names: Set<String>, loaded: ManifestLoader, options: StoreOptions, report: inout RecoveryReport
+    ) throws {
+        let fs = options.fileSystem
+        for name in names.sorted() {
+            let walNumber = WALWriter.segmentNumber(fromName: name)
+            let obsoleteWAL = walNumber.map { $0 < loaded.state.logNumber } ?? false
+            let strayFile = ManifestFormat.number(fromSegmentName: name).map { loaded.segments[$0] == nil } ?? false
+            let strayManifest =
+                ManifestFormat.number(fromTemporaryName: name) != nil
+                || (ManifestFormat.number(fromManifestName: name).map { $0 != loaded.currentManifest } ?? false)
+            if obsoleteWAL || strayFile || strayManifest {
+                try fs.removeFile(fs.path(path, name))
+                report.removedUnreferencedFiles.append(name)
+            }
+        }
+        if !report.removedUnreferencedFiles.isEmpty {
+            try fs.syncDirectory(path)
+            options.logger.info("removed files no manifest references", metadata: ["files": "\(report.removedUnreferencedFiles)"])
+        }
     }
 
     /// Replays one segment's records into `replayed` and returns where its valid data ends

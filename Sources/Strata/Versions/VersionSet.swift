@@ -46,13 +46,15 @@ final class VersionSet: @unchecked Sendable {
     let level1Bytes: Int
 
     // Install-locked (invariant 1).
-    private var manifest: ManifestWriter
+    /// Nil for a store opened read-only, which never edits its manifest (and never calls
+    /// `logAndApply`: it has no flushes or compactions).
+    private var manifest: ManifestWriter?
     private var state: PersistedState
     /// Where the next size-triggered compaction of each level starts (round robin by key).
     private var compactPointers: [[UInt8]?] = Array(repeating: nil, count: ManifestFormat.maxLevels)
 
     init(
-        published: PublishedState, wal: WALInventory, manifest: ManifestWriter, state: PersistedState,
+        published: PublishedState, wal: WALInventory, manifest: ManifestWriter?, state: PersistedState,
         directory: String, options: StoreOptions
     ) {
         self.published = published
@@ -158,7 +160,8 @@ final class VersionSet: @unchecked Sendable {
         if let logNumber = edit.logNumber { next.logNumber = logNumber }
         if let lastSequence = edit.lastSequence { next.lastSequence = lastSequence }
         if let dropped = edit.droppedDeletions { next.droppedDeletions = max(next.droppedDeletions, dropped) }
-        if manifest.needsNewFile {
+        guard let current = manifest else { preconditionFailure("VersionSet: an edit of a store opened read-only") }
+        if current.needsNewFile {
             let number = next.nextFileNumber
             next.nextFileNumber += 1
             var metas = levels.flatMap { $0.map(\.meta) }
@@ -169,10 +172,10 @@ final class VersionSet: @unchecked Sendable {
             let fresh = try ManifestWriter.install(
                 number: number, snapshot: Self.snapshotEdit(next, metas),
                 fileSystem: fileSystem, directory: directory)
-            manifest.close()
+            current.close()
             manifest = fresh
         } else {
-            try manifest.append(edit)
+            try current.append(edit)
         }
         state = next
     }
@@ -189,18 +192,18 @@ final class VersionSet: @unchecked Sendable {
 
     /// Closes the manifest, with a close mark when its last record needs one.
     func closeManifest() {
-        installLock.withLock { _ in manifest.closeWithMark() }
+        installLock.withLock { _ in manifest?.closeWithMark() }
     }
 
     /// Marks the manifest's last edit synced, keeping it open (a suspension).
     func markManifest() {
-        installLock.withLock { _ in manifest.writeMarkIfNeeded() }
+        installLock.withLock { _ in manifest?.writeMarkIfNeeded() }
     }
 
     /// Closes the manifest without appending anything: the store no longer owns the
     /// directory (closed while suspended, or replaced by a reload).
     func closeManifestWithoutWriting() {
-        installLock.withLock { _ in manifest.close() }
+        installLock.withLock { _ in manifest?.close() }
     }
 
     // MARK: Invariants
@@ -214,7 +217,9 @@ final class VersionSet: @unchecked Sendable {
                     table.number < state.nextFileNumber,
                     "VersionSet invariant 4: file \(table.number) is not below the next file number \(state.nextFileNumber)")
             }
-            precondition(manifest.number < state.nextFileNumber, "VersionSet invariant 4: the manifest's number is not below the next file number")
+            if let manifest {
+                precondition(manifest.number < state.nextFileNumber, "VersionSet invariant 4: the manifest's number is not below the next file number")
+            }
             for (index, level) in levels.enumerated() {
                 for table in level {
                     precondition(table.meta.level == index, "VersionSet: a file sits at level \(index) but its record says \(table.meta.level)")
