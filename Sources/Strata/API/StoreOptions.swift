@@ -77,8 +77,11 @@ public struct StoreOptions: Sendable {
     /// Default 12; raised to at least `level0CompactionTrigger + 1`.
     public var level0StopWritesTrigger: Int = 12
 
-    /// The target size of level 1; each deeper level may hold 10 times more. Default 64 MiB.
+    /// The target size of level 1; each deeper level may hold 10 times more. Default 64 MiB;
+    /// raised to at least 64 KiB.
     public var level1Bytes: Int = 64 << 20
+
+    static let minimumLevel1Bytes = 64 << 10
 
     /// Where diagnostics go (recovery reports, I/O failures). Default: a logger labelled
     /// "strata".

@@ -65,7 +65,7 @@ final class VersionSet: @unchecked Sendable {
         self.directory = directory
         self.failpoints = options.failpoints
         self.level0CompactionTrigger = max(options.level0CompactionTrigger, 1)
-        self.level1Bytes = max(options.level1Bytes, 1 << 20)
+        self.level1Bytes = max(options.level1Bytes, StoreOptions.minimumLevel1Bytes)
         installLock.withLock { _ in checkInvariants() }
     }
 
