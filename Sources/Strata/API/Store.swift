@@ -269,7 +269,7 @@ public final class Store: Sendable {
         try engine.maintenance.compactAll()
     }
 
-    /// Flushes and compacts as ``compact()`` does, suspending instead of blocking.
+    /// Flushes and compacts as ``compact()-4a08j`` does, suspending instead of blocking.
     public func compact() async throws {
         let engine = try admit()
         let maintenance = engine.maintenance
