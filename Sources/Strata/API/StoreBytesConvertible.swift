@@ -1,33 +1,49 @@
 import Foundation
 
-/// A type whose values can be keys and values of a store. The store keeps bytes; `[UInt8]`,
-/// `Data` and `String` (as UTF-8) conform, so every method that takes a key, a value or a
-/// range bound takes any of them, and ``ReadableTransaction/get(_:as:)`` gives a value back
-/// as any of them:
-///
-/// ```swift
-/// try store.write { tx in try tx.put("user/1", "Ada") }
-/// let name = try store.read { tx in try tx.get("user/1", as: String.self) }
-/// let raw = try store.read { tx in try tx.get("user/1", as: Data.self) }
-/// ```
-///
-/// Keys keep their byte order: `String` keys sort by their UTF-8 bytes, which is the order of
-/// their Unicode scalars, not a locale's collation.
-///
-/// Conform your own types when their bytes are a stable encoding: a key must produce the same
-/// bytes every time, or it will not find what it stored. The conversion may not be isolated
-/// to an actor (the protocol refines `SendableMetatype`), because a ``StoreIO`` operation
-/// decodes on whatever thread runs it.
-public protocol StoreBytesConvertible: SendableMetatype {
-    /// The bytes the store keeps for this value.
-    var storeBytes: [UInt8] { get }
-
-    /// Makes a value from bytes read from the store.
+// SendableMetatype, and the warning it answers, came with Swift 6.2; the package still builds
+// with 6.1, where the protocol refines nothing.
+#if compiler(>=6.2)
+    /// A type whose values can be keys and values of a store. The store keeps bytes; `[UInt8]`,
+    /// `Data` and `String` (as UTF-8) conform, so every method that takes a key, a value or a
+    /// range bound takes any of them, and ``ReadableTransaction/get(_:as:)`` gives a value back
+    /// as any of them:
     ///
-    /// - Throws: when the bytes do not encode a value of this type; `String` throws
-    ///   `StoreError` with code `.invalidArgument` for bytes that are not UTF-8.
-    init(storeBytes: [UInt8]) throws
-}
+    /// ```swift
+    /// try store.write { tx in try tx.put("user/1", "Ada") }
+    /// let name = try store.read { tx in try tx.get("user/1", as: String.self) }
+    /// let raw = try store.read { tx in try tx.get("user/1", as: Data.self) }
+    /// ```
+    ///
+    /// Keys keep their byte order: `String` keys sort by their UTF-8 bytes, which is the order of
+    /// their Unicode scalars, not a locale's collation.
+    ///
+    /// Conform your own types when their bytes are a stable encoding: a key must produce the same
+    /// bytes every time, or it will not find what it stored. The conversion may not be isolated
+    /// to an actor (the protocol refines `SendableMetatype`), because a ``StoreIO`` operation
+    /// decodes on whatever thread runs it.
+    public protocol StoreBytesConvertible: SendableMetatype {
+        /// The bytes the store keeps for this value.
+        var storeBytes: [UInt8] { get }
+
+        /// Makes a value from bytes read from the store.
+        ///
+        /// - Throws: when the bytes do not encode a value of this type; `String` throws
+        ///   `StoreError` with code `.invalidArgument` for bytes that are not UTF-8.
+        init(storeBytes: [UInt8]) throws
+    }
+#else
+    /// A type whose values can be keys and values of a store; see the Swift 6.2 declaration above.
+    public protocol StoreBytesConvertible {
+        /// The bytes the store keeps for this value.
+        var storeBytes: [UInt8] { get }
+
+        /// Makes a value from bytes read from the store.
+        ///
+        /// - Throws: when the bytes do not encode a value of this type; `String` throws
+        ///   `StoreError` with code `.invalidArgument` for bytes that are not UTF-8.
+        init(storeBytes: [UInt8]) throws
+    }
+#endif
 
 extension Array: StoreBytesConvertible where Element == UInt8 {
     public var storeBytes: [UInt8] { self }
