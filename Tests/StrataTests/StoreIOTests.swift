@@ -179,7 +179,7 @@ struct StoreIOTests {
     }
 
     @Test("running a ReadWrite operation in a read does not compile")
-    func readWriteInReadDoesNotCompile() throws {
+    func readWriteInReadDoesNotCompile() async throws {
         let valid = """
             import Strata
             func f(store: Store, snapshot: Snapshot) throws {
@@ -194,8 +194,8 @@ struct StoreIOTests {
             "let ro: StoreIO<ReadOnly, Void> = .put([1], [2])",
             "let ro: StoreIO<ReadOnly, Int> = .write { _ in 1 }"
         ]
-        let checker = try TypeChecker()
-        let accepted = try checker.check(valid)
+        let checker = try SwiftTypeChecker()
+        let accepted = try await checker.check(valid)
         try #require(accepted.succeeded, "the valid snippet should type-check (else the setup is wrong): \(accepted.output)")
         for line in invalid {
             let snippet = """
@@ -206,52 +206,9 @@ struct StoreIOTests {
                     \(line)
                 }
                 """
-            let result = try checker.check(snippet)
+            let result = try await checker.check(snippet)
             #expect(!result.succeeded, "this should not compile: \(line)")
             #expect(result.output.contains("error:"), "\(line): \(result.output)")
         }
-    }
-}
-
-/// Type-checks a snippet against the Strata module this test was built with.
-private struct TypeChecker {
-    let products: URL
-    let repository: URL
-
-    init() throws {
-        products = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        // Tests/StrataTests/StoreIOTests.swift -> the repository root.
-        repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }
-
-    struct Result {
-        var succeeded: Bool
-        var output: String
-    }
-
-    func check(_ source: String) throws -> Result {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-typecheck-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("snippet.swift")
-        try source.write(to: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "swiftc", "-typecheck", "-swift-version", "6",
-            "-I", products.appendingPathComponent("Modules").path,
-            "-Xcc", "-fmodule-map-file=" + products.appendingPathComponent("CStrata.build/module.modulemap").path,
-            "-Xcc", "-I" + repository.appendingPathComponent("Sources/CStrata/include").path,
-            "-Xcc", "-fmodule-map-file=" + repository.appendingPathComponent("Sources/CZlib/module.modulemap").path,
-            "-module-cache-path", directory.appendingPathComponent("cache").path,
-            file.path
-        ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return Result(succeeded: process.terminationStatus == 0, output: output)
     }
 }

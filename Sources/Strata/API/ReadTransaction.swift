@@ -1,4 +1,4 @@
-/// A read of one consistent snapshot. Handed to the closure of ``Store/read(_:)`` and
+/// A read of one consistent snapshot. Handed to the closure of ``Store/read(_:)-5aray`` and
 /// ``Snapshot/read(_:)``; do not keep it after the closure returns.
 public struct ReadTransaction: ReadableTransaction {
     let view: ReadView

@@ -37,9 +37,4 @@ extension ReadableTransaction {
     ) throws {
         try scan(from: from, to: to, reverse: reverse).forEachBorrowed(body)
     }
-
-    /// The value of a UTF-8 string key.
-    public func get(_ key: String) throws -> [UInt8]? {
-        try get(Array(key.utf8))
-    }
 }

@@ -281,7 +281,7 @@ public final class Store: Sendable {
         try writing.maintenance.compactAll()
     }
 
-    /// Flushes and compacts as ``compact()`` does, suspending instead of blocking.
+    /// Flushes and compacts as ``compact()-4a08j`` does, suspending instead of blocking.
     public func compact() async throws {
         let writing = try admitWrites("compact()")
         let maintenance = writing.maintenance

@@ -43,7 +43,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// ended. Start a new one and read the range again.
         public static let overflow = Code(.overflow)
         /// A call's argument is not allowed: an empty or oversized key, an oversized value,
-        /// a transaction used outside its closure, a nested synchronous write.
+        /// a transaction used outside its closure, a nested synchronous write, bytes read as
+        /// a `String` that are not UTF-8.
         public static let invalidArgument = Code(.invalidArgument)
         /// A file was written by a newer Strata format than this build reads.
         public static let formatVersion = Code(.formatVersion)

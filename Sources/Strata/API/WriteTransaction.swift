@@ -130,15 +130,6 @@ public final class WriteTransaction: ReadableTransaction {
         positions = built
         return built
     }
-
-    /// String conveniences: keys and values as UTF-8.
-    public func put(_ key: String, _ value: String) throws {
-        try put(Array(key.utf8), Array(value.utf8))
-    }
-
-    public func delete(_ key: String) throws {
-        try delete(Array(key.utf8))
-    }
 }
 
 // Transactions stay on the writer queue that runs their closure.

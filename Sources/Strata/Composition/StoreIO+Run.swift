@@ -5,7 +5,7 @@ import Dispatch
 
 extension Store {
     /// Runs a writing operation as one write transaction and returns its value after the
-    /// commit, as ``write(durability:_:)`` does. If any part throws, nothing of it is
+    /// commit, as ``write(durability:_:)-4p1j`` does. If any part throws, nothing of it is
     /// applied and the error comes back unchanged.
     public func run<Value>(_ operation: StoreIO<ReadWrite, Value>, durability: Durability? = nil) throws -> Value {
         try write(durability: durability) { tx in try tx.run(operation) }

@@ -8,8 +8,8 @@
 /// try store.run(both)
 /// ```
 ///
-/// Nothing runs until the operation is run: with ``Store/run(_:durability:)`` (a write
-/// transaction for a ``ReadWrite`` operation), ``Store/run(_:)`` (a snapshot read for a
+/// Nothing runs until the operation is run: with ``Store/run(_:durability:)-89mf5`` (a write
+/// transaction for a ``ReadWrite`` operation), ``Store/run(_:)-2ojmr`` (a snapshot read for a
 /// ``ReadOnly`` one), their async and callback forms, ``Snapshot/run(_:)``, or `tx.run`
 /// inside a transaction that is already open. If any part throws, nothing of the whole
 /// composition is applied and the error comes back unchanged.
