@@ -14,7 +14,7 @@ import Strata
 ///
 /// Each migration is one write transaction: it either runs completely and is recorded, or
 /// leaves nothing, so an interrupted launch runs it again next time. Register new migrations
-/// after the old ones and never rename, reorder or remove one that has shipped: ``run(on:)``
+/// after the old ones and never rename, reorder or remove one that has shipped: ``run(on:)-21t06``
 /// checks that the store's recorded migrations are the first ones registered and throws
 /// ``RecordError/Code/migration`` otherwise (for example when an older app version opens a
 /// store a newer one migrated).
