@@ -79,7 +79,15 @@ public struct SegmentTail: Sendable {
             guard handle.offset == previousEnd else {
                 throw FormatError(.malformed, "index entry \(entries.count) points at \(handle.offset), expected \(previousEnd)", offset: indexOffset)
             }
-            previousEnd = handle.offset &+ handle.size &+ UInt64(SegmentFormat.blockTrailerSize)
+            // Checked: a size near 2^64 would wrap the sum round to where the filter block
+            // starts, and the engine reads blocks by these handles without checking them
+            // again, so it would trap on one (Fixtures/fuzz/segment-engine/crashes).
+            let (blockEnd, wrapped) = handle.size.addingReportingOverflow(UInt64(SegmentFormat.blockTrailerSize))
+            let (next, past) = handle.offset.addingReportingOverflow(blockEnd)
+            guard !wrapped, !past, next <= footer.filterHandle.offset else {
+                throw FormatError(.malformed, "index entry \(entries.count) points past the data blocks", offset: indexOffset)
+            }
+            previousEnd = next
             entries.append(SegmentIndexEntry(separator: entry.key, handle: handle))
         }
         guard previousEnd == footer.filterHandle.offset else {

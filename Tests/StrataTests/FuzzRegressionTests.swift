@@ -369,5 +369,31 @@ final class FuzzMappedFile {
             let body = StoreFileFuzzing.body(for: target)
             for input in inputs { body(Array(try Data(contentsOf: input))) }
         }
+
+        static func crash(_ target: String, _ name: String) throws -> [UInt8] {
+            Array(try Data(contentsOf: corpusRoot.appendingPathComponent("\(target)/crashes/\(name)")))
+        }
+
+        /// Index handles whose offsets and sizes add up to the filter block's offset only by
+        /// wrapping round 2^64 are damage, not a block the engine may read.
+        @Test func indexHandlesThatWrapRoundAreRefused() throws {
+            let bytes = try Self.crash("segment-engine", "index-handles-wrap-around.sst")
+            let error = #expect(throws: FormatError.self) { try SegmentReader(bytes) }
+            #expect(error?.message.contains("points past the data blocks") == true)
+            let findings = SegmentCheck.check(name: "seg-0000000001.sst", bytes: bytes, meta: nil, lastSequence: nil)
+            #expect(findings.map(\.code) == [FindingCode.segment(.malformed)])
+        }
+
+        /// The largest sequence there is, from a manifest or in a record, has no successor;
+        /// the WAL check goes on without one.
+        @Test func aSequenceWithNoSuccessorIsChecked() throws {
+            let segment = try Self.crash("wal", "sequence-with-no-successor.log")
+            var afterRecord = WALCheck(lastSequence: nil)
+            afterRecord.check(name: "wal-0000000001.log", number: 1, bytes: segment, isLast: true)
+            #expect(afterRecord.firstSequence == .max)
+            var afterManifest = WALCheck(lastSequence: .max)
+            afterManifest.check(name: "wal-0000000001.log", number: 1, bytes: segment, isLast: true)
+            #expect(afterManifest.firstSequence == .max)
+        }
     }
 #endif
