@@ -21,7 +21,20 @@ struct ManifestLoader {
         let used = names.compactMap { name in
             ManifestFormat.number(fromSegmentName: name) ?? ManifestFormat.number(fromManifestName: name) ?? ManifestFormat.number(fromTemporaryName: name)
         }
-        loader.state.nextFileNumber = max(loader.state.nextFileNumber, (used.max() ?? 0) + 1)
+        let highest = used.max() ?? 0
+        // A stray file numbered 2^64 - 1 leaves no number to hand out (and `+ 1` would trap).
+        guard highest < UInt64.max else {
+            throw StoreError(
+                .corruption,
+                "a file in the store directory carries the number \(highest), the largest there is, so no new file can be numbered; it is not a file Strata wrote: move it out of the directory",
+                file: fs.path(
+                    directory,
+                    names.first { name in
+                        ManifestFormat.number(fromSegmentName: name) == highest || ManifestFormat.number(fromManifestName: name) == highest
+                            || ManifestFormat.number(fromTemporaryName: name) == highest
+                    } ?? directory))
+        }
+        loader.state.nextFileNumber = max(loader.state.nextFileNumber, highest + 1)
         return loader
     }
 

@@ -292,7 +292,14 @@ enum Recovery {
             number = last
         } else {
             // Never below the manifest's log number: that WAL segment may have been retired.
-            number = max((segments.last ?? 0) + 1, loaded.state.logNumber)
+            let last = segments.last ?? 0
+            // A WAL file numbered 2^64 - 1 leaves no number for the next (`+ 1` would trap).
+            guard last < UInt64.max else {
+                throw StoreError(
+                    .corruption, "the WAL file numbered \(last) leaves no number for a new one; it is not a file Strata wrote",
+                    file: fs.path(path, WALFormat.fileName(last)))
+            }
+            number = max(last + 1, loaded.state.logNumber)
             handle = try WALWriter.createSegment(fileSystem: fs, directory: path, number: number)
             writerOffset = WALFormat.headerSize
             writerProvenThrough = writerOffset
@@ -422,7 +429,9 @@ enum Recovery {
                 }
                 return false
             }
-            guard header.sequence == lastSequence + 1 else {
+            // `lastSequence < .max` first: no record can follow sequence 2^64 - 1, and `+ 1`
+            // would trap on it.
+            guard lastSequence < UInt64.max, header.sequence == lastSequence + 1 else {
                 throw StoreError(
                     .corruption, "WAL sequence jumps from \(lastSequence) to \(header.sequence); a record is missing", file: path, offset: Int64(offset))
             }
