@@ -127,6 +127,13 @@ extension FileSystem {
         try openFile(path, create: false)
     }
 
+    /// Opens `path` for reading, reads all of it and closes it (also when the read fails).
+    public func readWholeFile(_ path: String) throws -> [UInt8] {
+        let handle = try openFileForReading(path)
+        defer { try? handle.close() }
+        return try handle.readAll()
+    }
+
     /// The copy half of `linkOrCopyFile`, and the whole of it for file systems without links:
     /// 1 MiB at a time, then synced.
     public func linkOrCopyFile(_ source: String, to destination: String) throws {

@@ -39,15 +39,7 @@ struct ManifestLoader {
     }
 
     private mutating func replay(_ path: String, number: UInt64, fileSystem fs: any FileSystem, report: inout RecoveryReport) throws {
-        let handle = try fs.openFileForReading(path)
-        let bytes: [UInt8]
-        do {
-            bytes = try handle.readAll()
-            try handle.close()
-        } catch {
-            try? handle.close()
-            throw error
-        }
+        let bytes = try fs.readWholeFile(path)
         let header: ManifestFormat.Header
         do {
             header = try withBorrowedBytes(bytes) { raw throws(FormatError) in try ManifestFormat.Header.decode(raw) }

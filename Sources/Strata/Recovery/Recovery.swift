@@ -92,9 +92,7 @@ enum Recovery {
     private static func checkIdentity(path: String, names: Set<String>, fs: any FileSystem, mayCreate: Bool) throws {
         let identityPath = fs.path(path, StoreIdentityFormat.fileName)
         if names.contains(StoreIdentityFormat.fileName) {
-            let handle = try fs.openFileForReading(identityPath)
-            defer { try? handle.close() }
-            let bytes = try handle.readAll()
+            let bytes = try fs.readWholeFile(identityPath)
             do {
                 _ = try StoreIdentityFormat.validate(bytes)
             } catch {
@@ -174,15 +172,7 @@ enum Recovery {
         var lastSegmentBytes: [UInt8]? = nil
         if let last = segments.last {
             let lastPath = fs.path(path, WALWriter.segmentName(last))
-            let handle = try fs.openFileForReading(lastPath)
-            let bytes: [UInt8]
-            do {
-                bytes = try handle.readAll()
-                try handle.close()
-            } catch {
-                try? handle.close()
-                throw error
-            }
+            let bytes = try fs.readWholeFile(lastPath)
             lastSegmentBytes = bytes
             if WALTail.isIncompleteSegment(bytes) {
                 lastSegmentBytes = nil
