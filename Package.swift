@@ -22,7 +22,8 @@ let package = Package(
         // format encoders its microbenchmarks time.
         .library(name: "StrataBenchmarkKit", targets: ["StrataBenchmarkKit"]),
         .library(name: "StrataFormat", targets: ["StrataFormat"]),
-        // Typed records: order-preserving key encoding (docs/format/keys.md).
+        // Typed records: Codable collections, indexes, migrations, and the order-preserving
+        // key encoding (docs/format/records.md, docs/format/keys.md).
         .library(name: "StrataRecords", targets: ["StrataRecords"]),
         // Offline checking of a store directory, as a library, and its command-line wrapper.
         .library(name: "StrataVerifier", targets: ["StrataVerifier"]),
@@ -77,9 +78,10 @@ let package = Package(
         // Not shipped: writes the small, byte-for-byte reproducible stores under Fixtures/stores.
         .target(name: "StrataFixtureKit", dependencies: ["StrataFormat", "StrataIO"], swiftSettings: strictSettings),
         .executableTarget(name: "StrataFixtures", dependencies: ["StrataFixtureKit"], swiftSettings: strictSettings),
-        // Typed records over the byte-key store; for now the order-preserving key encoding,
-        // which needs nothing but the standard library and Foundation.
-        .target(name: "StrataRecords", swiftSettings: strictSettings),
+        // Typed records over the byte-key store: the order-preserving key encoding, Codable
+        // record collections with secondary indexes, migrations. Built on Strata's public
+        // API alone, so apps that want bytes do not pay for it.
+        .target(name: "StrataRecords", dependencies: ["Strata"], swiftSettings: strictSettings),
         .testTarget(name: "StrataFormatTests", dependencies: ["StrataFormat"], swiftSettings: strictSettings),
         .testTarget(
             name: "StrataTests",
@@ -100,6 +102,8 @@ let package = Package(
             dependencies: ["StrataVerifier", "StrataFormat", "StrataIO", "StrataFixtureKit", "StrataFsck", "StrataTestSupport"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "StrataRecordsTests", dependencies: ["StrataRecords", "StrataTestSupport"], swiftSettings: strictSettings)
+        .testTarget(
+            name: "StrataRecordsTests", dependencies: ["StrataRecords", "Strata", "StrataIO", "StrataTestSupport"],
+            swiftSettings: strictSettings)
     ]
 )
