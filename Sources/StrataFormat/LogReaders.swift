@@ -12,6 +12,10 @@ public enum WALSegmentReader {
         /// Bytes below this need no sync mark: a record's `syncedThrough` proves them
         /// synced, or they end with a sync mark (which holds no data of its own).
         public var provenThrough: Int
+        /// The highest `syncedThrough` any record carries, 0 when none does: the bytes below
+        /// it were made durable by an fdatasync that succeeded. Unlike `provenThrough`, a sync
+        /// mark's own bytes do not count, since the sync that followed it may have failed.
+        public var syncedThrough: Int = 0
     }
 
     /// Walks `bytes` (a whole segment, header included) from the first record, handing each
@@ -28,6 +32,7 @@ public enum WALSegmentReader {
         var scanner = WALScanner(bytes: bytes)
         var floor = sequenceFloor
         var provenThrough = WALFormat.headerSize
+        var syncedThrough = 0
         while true {
             let offset: Int
             let reason: String
@@ -38,11 +43,12 @@ public enum WALSegmentReader {
                     floor = max(floor ?? 0, header.sequence)
                     let proven = header.kind == .syncMark ? end : Int(clamping: header.syncedThrough)
                     provenThrough = max(provenThrough, proven)
+                    syncedThrough = max(syncedThrough, Int(clamping: header.syncedThrough))
                 }
                 continue
             case .end(let end):
                 if scanner.isZero(from: end) {
-                    return Outcome(end: end, damage: nil, provenThrough: provenThrough)
+                    return Outcome(end: end, damage: nil, provenThrough: provenThrough, syncedThrough: syncedThrough)
                 }
                 (offset, reason) = (end, "non-zero bytes follow the end of the log")
             case .invalid(let bad, let why):
@@ -57,7 +63,7 @@ public enum WALSegmentReader {
                 let discarded = max(0, (lastNonZeroIndex(bytes) ?? offset) + 1 - offset)
                 damage = .tornTail(offset: offset, reason: reason, discardedBytes: discarded)
             }
-            return Outcome(end: offset, damage: damage, provenThrough: provenThrough)
+            return Outcome(end: offset, damage: damage, provenThrough: provenThrough, syncedThrough: syncedThrough)
         }
     }
 }

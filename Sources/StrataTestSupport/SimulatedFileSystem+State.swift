@@ -29,7 +29,8 @@ struct FileNode {
     /// Changes since the last sync, oldest first.
     var pending: [PendingFileOperation] = []
     /// `durable` with `pending` applied: what reads see. Kept separately so a write costs
-    /// O(bytes written), not a replay of everything since the last sync.
+    /// O(bytes written), not a replay of everything since the last sync. (After a sync that
+    /// lost its pages, it also holds changes that are in neither.)
     var live = SparseBytes()
 
     init() {}
@@ -111,15 +112,26 @@ struct SimulatedState {
     var crashAtOperation: Int?
     var crashed = false
     var injectedFaults: [SimulatedFileSystem.OperationKind: IOError.Code] = [:]
+    /// Every operation begun (SimulatedFileSystem+Faults.swift).
+    var totalOperations = 0
+    /// The operations begun, while recording.
+    var operationRecords: [SimulatedFileSystem.OperationRecord]? = nil
+    /// The fault aimed at a later operation, and what became of it.
+    var faultPlan: FaultPlan? = nil
+    var faultOutcome: SimulatedFileSystem.FaultOutcome? = nil
+    /// The aimed fault of the operation under way, when it applies past the operation's start.
+    var armedFault: (fault: SimulatedFileSystem.Fault, record: SimulatedFileSystem.OperationRecord)? = nil
     /// Read-only media: every mutation and every open for writing fails with EROFS.
     var readOnly = false
 
     // MARK: Operation accounting
 
-    /// Called first by every operation: a crashed file system refuses everything, and an
-    /// injected fault for this kind of operation fires once.
+    /// Called first by every operation: a crashed file system refuses everything, an
+    /// injected fault for this kind of operation fires once, and an aimed fault fires or arms
+    /// when this is its operation.
     mutating func begin(_ kind: SimulatedFileSystem.OperationKind, _ operation: String, _ path: String) throws {
         if crashed { throw powerLoss(operation, path) }
+        try countOperation(kind, operation, path)
         if let code = injectedFaults.removeValue(forKey: kind) {
             throw ioError(code, operation, path, "injected fault")
         }

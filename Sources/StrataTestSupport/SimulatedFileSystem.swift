@@ -23,14 +23,15 @@ import StrataIO
 import Synchronization
 
 /// An in-memory `FileSystem` that models what survives power loss, with crash injection
-/// ("power fails at mutating operation k") and one-shot fault injection. Safe to use from
+/// ("power fails at mutating operation k"), one-shot fault injection, and faults aimed at
+/// the k-th operation (SimulatedFileSystem+Faults.swift). Safe to use from
 /// several threads at once.
 ///
 /// Paths: "/" is the root; duplicate and trailing slashes and "." are ignored, ".." goes up,
 /// and relative paths are taken from the root. Errors are `IOError`s with POSIX-like codes.
 public final class SimulatedFileSystem: FileSystem {
-    /// The kinds of operation, for `failNext(_:code:)`.
-    public enum OperationKind: Sendable, Hashable {
+    /// The kinds of operation, for `failNext(_:code:)` and `injectFault`.
+    public enum OperationKind: Sendable, Hashable, CaseIterable {
         // FileSystem
         case open, kind, createDirectory, listDirectory, rename, removeFile, syncDirectory, lock
         // FileHandle
@@ -140,7 +141,8 @@ public final class SimulatedFileSystem: FileSystem {
 
     /// XORs the byte at `offset` of the file at `path` with `mask`, in the durable contents
     /// and in pending writes alike, as if the medium had decayed. For corruption tests; use it
-    /// on synced files (or a crash image) to corrupt exactly the byte asked for.
+    /// on synced files (or a crash image) to corrupt exactly the byte asked for. (Changes a
+    /// `syncErrorLosingPages` fault left only in reads are dropped.)
     public func corrupt(path: String, offset: Int, xor mask: UInt8) throws {
         try state.withLock { state in
             guard let id = fileID(path, in: state) else {
@@ -193,6 +195,8 @@ public final class SimulatedFileSystem: FileSystem {
                 inode = existing
             } else {
                 guard create else { throw ioError(.notFound, "open", path, "no such file") }
+                state.noteCreation()
+                if state.takeArmedFault(.diskFull) { throw state.armedFaultError(.diskFull, "open", path) }
                 try state.beginMutation("open", path)
                 inode = state.createFile(named: name, in: parent)
             }
@@ -238,6 +242,7 @@ public final class SimulatedFileSystem: FileSystem {
                 guard state.directories[existing] != nil else { throw ioError(.alreadyExists, "mkdir", path, "a file is in the way") }
                 return
             }
+            state.noteCreation()
             try state.beginMutation("mkdir", path)
             let id = state.newNodeID()
             state.directories[id] = DirectoryNode()
@@ -336,6 +341,7 @@ public final class SimulatedFileSystem: FileSystem {
                 }
                 inode = existing
             } else {
+                state.noteCreation()
                 try state.beginMutation("flock", path)
                 inode = state.createFile(named: name, in: parent)
             }
@@ -365,6 +371,16 @@ public final class SimulatedFileSystem: FileSystem {
             guard offset <= Int64(maximumSimulatedFileSize - bytes.count) else {
                 throw ioError(.noSpace, "pwrite", path, "file would exceed \(maximumSimulatedFileSize) bytes")
             }
+            if state.takeArmedFault(.diskFull) { throw state.armedFaultError(.diskFull, "pwrite", path) }
+            if state.takeArmedFault(.shortWrite) {
+                // The first half reaches the file, as when the disk fills up during the write.
+                let prefix = bytes.count / 2
+                if prefix > 0 {
+                    try state.beginMutation("pwrite", path)
+                    state.files[inode]!.record(.write(offset: Int(offset), bytes: [UInt8](UnsafeRawBufferPointer(rebasing: bytes[..<prefix]))))
+                }
+                throw state.armedFaultError(.shortWrite, "pwrite", path)
+            }
             try state.beginMutation("pwrite", path)
             state.files[inode]!.record(.write(offset: Int(offset), bytes: [UInt8](bytes)))
         }
@@ -373,6 +389,12 @@ public final class SimulatedFileSystem: FileSystem {
     func sync(_ token: Int, _ path: String) throws {
         try state.withLock { state in
             let inode = try state.openInode(token, .sync, "fdatasync", path)
+            if state.takeArmedFault(.syncErrorLosingPages) {
+                // Reads keep seeing the changes (`live`), but they leave the list a sync or a
+                // crash image makes durable from: only writing them again brings them back.
+                state.files[inode]!.pending.removeAll()
+                throw state.armedFaultError(.syncErrorLosingPages, "fdatasync", path)
+            }
             try state.beginMutation("fdatasync", path)
             state.files[inode]!.sync()
         }
@@ -392,6 +414,7 @@ public final class SimulatedFileSystem: FileSystem {
             guard size <= maximumSimulatedFileSize else {
                 throw ioError(.noSpace, operation, path, "file would exceed \(maximumSimulatedFileSize) bytes")
             }
+            if state.takeArmedFault(.diskFull) { throw state.armedFaultError(.diskFull, operation, path) }
             try state.beginMutation(operation, path)
             state.files[inode]!.record(preallocating ? .preallocate(size: Int(size)) : .truncate(size: Int(size)))
         }

@@ -570,6 +570,93 @@ private func storeWithFile() throws -> (SimulatedFileSystem, any FileHandle) {
         #expect(!fs.hasCrashed)
     }
 
+    @Test func recordedOperationsNameEveryOperation() throws {
+        let fs = SimulatedFileSystem()
+        try fs.createDirectory("/store")
+        let before = fs.totalOperationCount
+        fs.recordOperations(true)
+        let handle = try fs.openFile("/store/data", create: true)
+        try handle.write([1, 2], at: 0)
+        _ = try handle.read(at: 0, count: 2)
+        try handle.sync()
+        _ = try fs.openFile("/store/data", create: false)
+        #expect((#expect(throws: IOError.self) { try fs.openFile("/store/missing", create: false) })?.code == .notFound)
+        let records = fs.recordedOperations
+        #expect(records.map(\.kind) == [.open, .write, .read, .sync, .open, .open])
+        #expect(records.map(\.index) == Array(before..<before + 6))
+        #expect(records.map(\.creates) == [true, false, false, false, false, false])
+        #expect(records[1].path == "/store/data")
+        #expect(records[0].applicableFaults == [.openError, .diskFull])
+        #expect(records[4].applicableFaults == [.openError])
+        #expect(records[1].applicableFaults == [.writeError, .diskFull, .shortWrite])
+        // Failed operations count too.
+        #expect(fs.totalOperationCount == before + 6)
+        fs.recordOperations(false)
+        #expect(fs.recordedOperations.isEmpty)
+    }
+
+    @Test func injectedFaultFailsTheAimedOperation() throws {
+        let (fs, handle) = try storeWithFile()
+        try handle.write([1, 1, 1, 1], at: 0)
+        try handle.sync()
+
+        // Counting only writes: the second write from now.
+        fs.injectFault(.writeError, atOperation: 1, countingOnly: [.write])
+        #expect(fs.faultOutcome == .waiting)
+        try handle.write([2], at: 0)
+        _ = try handle.read(at: 0, count: 1)
+        #expect((#expect(throws: IOError.self) { try handle.write([3], at: 1) })?.code == .other)
+        guard case .fired(let record) = fs.faultOutcome else {
+            Issue.record("the fault did not fire: \(String(describing: fs.faultOutcome))")
+            return
+        }
+        #expect(record.kind == .write && record.path == "/store/data")
+        #expect(fs.contents(of: "/store/data") == [2, 1, 1, 1])
+        try handle.write([3], at: 1)  // one-shot
+        #expect(fs.contents(of: "/store/data") == [2, 3, 1, 1])
+
+        // A short write keeps the first half, then reports a full disk.
+        fs.injectFault(.shortWrite, atOperation: 0)
+        #expect((#expect(throws: IOError.self) { try handle.write([9, 9, 9, 9, 9], at: 0) })?.code == .noSpace)
+        #expect(fs.contents(of: "/store/data") == [9, 9, 1, 1])
+
+        // A failed sync makes nothing durable; the changes stay pending.
+        let durable = fs.durableContents(of: "/store/data")
+        fs.injectFault(.syncError, atOperation: 0)
+        #expect((#expect(throws: IOError.self) { try handle.sync() })?.code == .other)
+        #expect(fs.durableContents(of: "/store/data") == durable)
+        #expect(fs.contents(of: "/store/data") == [9, 9, 1, 1])
+        try handle.sync()
+        #expect(fs.durableContents(of: "/store/data") == [9, 9, 1, 1])
+
+        // A full disk at an open fails only an open that creates; nothing is created.
+        fs.injectFault(.diskFull, atOperation: 0, countingOnly: [.open])
+        #expect((#expect(throws: IOError.self) { try fs.openFile("/store/new", create: true) })?.code == .noSpace)
+        #expect(try fs.kind(of: "/store/new") == nil)
+        fs.injectFault(.diskFull, atOperation: 0, countingOnly: [.open])
+        _ = try fs.openFile("/store/data", create: true)
+        guard case .missed(let missed) = fs.faultOutcome else {
+            Issue.record("a full disk at an open of an existing file should miss: \(String(describing: fs.faultOutcome))")
+            return
+        }
+        #expect(missed.kind == .open && !missed.creates)
+
+        // A fault aimed at an operation that cannot have it misses; nothing fails.
+        fs.injectFault(.renameError, atOperation: 0)
+        _ = try handle.read(at: 0, count: 1)
+        #expect({ if case .missed = fs.faultOutcome { true } else { false } }())
+
+        // Cleared faults never fire.
+        _ = try fs.openFile("/store/spare", create: true)
+        fs.injectFault(.unlinkError, atOperation: 0)
+        fs.failNext(.sync)
+        fs.clearFaults()
+        try fs.removeFile("/store/spare")
+        try handle.sync()
+        #expect(fs.faultOutcome == nil)
+        #expect(!fs.hasCrashed)
+    }
+
     // MARK: Threads
 
     @Test func concurrentUseFromManyTasks() async throws {

@@ -98,6 +98,11 @@ public struct StoreOptions: Sendable {
     /// the same on every run (crash tests enumerate it).
     @_spi(Testing) public var runsBackgroundWorkInline: Bool = false
 
+    /// Test hook: the size past which the next manifest edit starts a new manifest (a fresh
+    /// snapshot) instead of appending; nil for the engine's own limit (4 MiB). A small value
+    /// makes a short workload roll its manifest.
+    @_spi(Testing) public var manifestRollBytes: Int? = nil
+
     public init() {}
 }
 

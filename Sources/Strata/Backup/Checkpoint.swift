@@ -99,6 +99,11 @@ struct Checkpoint {
         let manifest = try ManifestWriter.install(number: nextNumber, snapshot: snapshot, fileSystem: fs, directory: destination)
         manifest.close()
         try Recovery.writeIdentityFile(directory: destination, fileSystem: fs)
+        // The directory's own entry, in its parent, is durable only once the parent is
+        // synced: without it a crash could lose the whole finished copy. Done last rather
+        // than when the directory is made, so that it also covers an empty directory the
+        // caller gave, or one a failed checkpoint left before its own parent sync.
+        try fs.syncDirectory(Recovery.parentDirectory(of: destination))
         return CheckpointReport(version: view.sequence, sharedFiles: linked, memtableFiles: written)
     }
 
@@ -106,10 +111,8 @@ struct Checkpoint {
     private func prepareDestination() throws {
         switch try fs.kind(of: destination) {
         case nil:
+            // Its entry in the parent is made durable once the copy is complete (`write`).
             try fs.createDirectory(destination)
-            // The new directory's own entry, in its parent, is durable only once the parent
-            // is synced: without it a crash could lose the whole finished copy.
-            try fs.syncDirectory(Recovery.parentDirectory(of: destination))
         case .directory?:
             let names = try fs.listDirectory(destination)
             guard names.isEmpty else {

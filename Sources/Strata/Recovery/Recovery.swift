@@ -69,12 +69,21 @@ enum Recovery {
                 } catch let error as IOError where error.code == .notFound {
                     throw StoreError(.invalidArgument, "cannot create the store at \(path): its parent directory does not exist", file: path, underlying: error)
                 }
-                try fs.syncDirectory(parentDirectory(of: path))
             case .directory:
                 break
             case .file, .other:
                 throw StoreError(.notAStore, "\(path) is a file, not a Strata store; a store is a directory", file: path)
             }
+            // The directory's own entry is durable only once its parent is synced, and every
+            // open does it, not only the one that made the directory: an attempt whose parent
+            // sync failed (or that failed later in creating the store) leaves the directory and
+            // maybe its identity file behind, and the next open, finding them, went on to
+            // acknowledge commits that a crash could lose with the whole directory. The same
+            // holds for an empty directory the caller made. A parent this process may not
+            // read cannot be synced; its entry is then up to whoever made it.
+            do {
+                try fs.syncDirectory(parentDirectory(of: path))
+            } catch let error as IOError where error.code == .permissionDenied {}
         } catch let error as IOError {
             throw StoreError(error, while: "preparing the store directory")
         }
@@ -230,7 +239,17 @@ enum Recovery {
                         try handle.preallocate(to: Int64(WALWriter.preallocationTarget(for: end)))
                     }
                     // Whatever a crashed process left in the page cache becomes durable now,
-                    // so the writer may treat everything up to `end` as synced.
+                    // so the writer may treat everything up to `end` as synced. The bytes no
+                    // successful sync is known to cover are written again first: after a
+                    // failed fdatasync, Linux marks the pages it could not write clean, so
+                    // this replay read them from the cache, but no later sync would write
+                    // them; once the commits acknowledged after this open were synced, a
+                    // power loss left a hole before them (the log no longer opened, or lost
+                    // them). Usually only a sync mark's bytes, since a clean close syncs all.
+                    let unproven = outcome.syncedThrough > WALFormat.headerSize ? min(outcome.syncedThrough, end) : 0
+                    if unproven < end {
+                        try bytes[unproven..<end].withUnsafeBytes { try handle.write($0, at: Int64(unproven)) }
+                    }
                     try handle.sync()
                     if header.majorVersion < WALFormat.majorVersion {
                         // Written by an older format, which has no sync marks: appends go to
@@ -314,7 +333,7 @@ enum Recovery {
         if loaded.state.storeIdentifier.isEmpty { loaded.state.storeIdentifier = StoreIdentity.generate() }
         let manifest = try ManifestWriter.install(
             number: manifestNumber, snapshot: VersionSet.snapshotEdit(loaded.state, Array(loaded.segments.values)),
-            fileSystem: fs, directory: path)
+            fileSystem: fs, directory: path, rollBytes: options.manifestRollBytes ?? ManifestWriter.rollBytes)
         let published = publish(memtable: memtable, levels: levels, state: loaded.state, sequence: lastSequence, into: existing)
         let versions = VersionSet(
             published: published, wal: inventory, manifest: manifest, state: loaded.state,

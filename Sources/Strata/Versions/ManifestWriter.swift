@@ -18,7 +18,8 @@ import StrataIO
 ///    append: the last record is the snapshot (always corruption when damaged) or a close
 ///    mark (an empty edit) written after it (docs/format/manifest.md, "Damage" and "The close mark").
 final class ManifestWriter {
-    /// A manifest past this size is replaced by a fresh snapshot at the next edit.
+    /// A manifest past this size is replaced by a fresh snapshot at the next edit, unless
+    /// `StoreOptions.manifestRollBytes` (a test hook) says otherwise.
     static let rollBytes = 4 << 20
 
     let fileSystem: any FileSystem
@@ -28,21 +29,26 @@ final class ManifestWriter {
     private var offset: Int
     private var broken = false
     private(set) var lastRecordProven = true
+    /// The size past which the next edit starts a new manifest.
+    private let rollLimitBytes: Int
 
-    private init(fileSystem: any FileSystem, directory: String, handle: any FileHandle, number: UInt64, offset: Int) {
+    private init(fileSystem: any FileSystem, directory: String, handle: any FileHandle, number: UInt64, offset: Int, rollLimitBytes: Int) {
         self.fileSystem = fileSystem
         self.directory = directory
         self.handle = handle
         self.number = number
         self.offset = offset
+        self.rollLimitBytes = rollLimitBytes
     }
 
     /// True when the next edit must start a new manifest (invariant 3, or size).
-    var needsNewFile: Bool { broken || handle == nil || offset >= ManifestWriter.rollBytes }
+    var needsNewFile: Bool { broken || handle == nil || offset >= rollLimitBytes }
 
     /// Installs manifest `number` holding `snapshot` (invariant 2) and removes the manifests
-    /// numbered below it.
-    static func install(number: UInt64, snapshot: VersionEdit, fileSystem fs: any FileSystem, directory: String) throws -> ManifestWriter {
+    /// numbered below it. The new manifest rolls past `rollBytes`.
+    static func install(
+        number: UInt64, snapshot: VersionEdit, fileSystem fs: any FileSystem, directory: String, rollBytes: Int = ManifestWriter.rollBytes
+    ) throws -> ManifestWriter {
         var bytes = ManifestFormat.Header(fileNumber: number).encoded()
         var record = [UInt8]()
         snapshot.encoded().withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &record, fileOffset: bytes.count) }
@@ -71,7 +77,7 @@ final class ManifestWriter {
             let stray = ManifestFormat.number(fromTemporaryName: name) != nil
             if older || stray { try? fs.removeFile(fs.path(directory, name)) }
         }
-        return ManifestWriter(fileSystem: fs, directory: directory, handle: handle, number: number, offset: bytes.count)
+        return ManifestWriter(fileSystem: fs, directory: directory, handle: handle, number: number, offset: bytes.count, rollLimitBytes: rollBytes)
     }
 
     /// Appends one edit and syncs it (invariant 1). On failure the file is abandoned.

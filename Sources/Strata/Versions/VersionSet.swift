@@ -44,6 +44,8 @@ final class VersionSet: @unchecked Sendable {
     /// Compaction triggers (StoreOptions).
     let level0CompactionTrigger: Int
     let level1Bytes: Int
+    /// A manifest past this size is replaced at the next edit (`ManifestWriter.rollBytes`).
+    private let manifestRollBytes: Int
 
     // Install-locked (invariant 1).
     /// Nil for a store opened read-only, which never edits its manifest (and never calls
@@ -66,6 +68,7 @@ final class VersionSet: @unchecked Sendable {
         self.failpoints = options.failpoints
         self.level0CompactionTrigger = max(options.level0CompactionTrigger, 1)
         self.level1Bytes = max(options.level1Bytes, StoreOptions.minimumLevel1Bytes)
+        self.manifestRollBytes = options.manifestRollBytes ?? ManifestWriter.rollBytes
         installLock.withLock { _ in checkInvariants() }
     }
 
@@ -171,7 +174,7 @@ final class VersionSet: @unchecked Sendable {
             try failpoints?.handler(.beforeManifestInstall)
             let fresh = try ManifestWriter.install(
                 number: number, snapshot: Self.snapshotEdit(next, metas),
-                fileSystem: fileSystem, directory: directory)
+                fileSystem: fileSystem, directory: directory, rollBytes: manifestRollBytes)
             current.close()
             manifest = fresh
         } else {
