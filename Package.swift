@@ -29,7 +29,8 @@ let package = Package(
         .library(name: "StrataVerifier", targets: ["StrataVerifier"]),
         .executable(name: "strata-fsck", targets: ["StrataFsck"]),
         // Regenerates the damaged-store fixtures: `swift run strata-fixtures Fixtures/stores`.
-        .executable(name: "strata-fixtures", targets: ["StrataFixtures"])
+        .executable(name: "strata-fixtures", targets: ["StrataFixtures"]),
+        .executable(name: "strata-soak", targets: ["StrataSoak"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -78,6 +79,15 @@ let package = Package(
         // Not shipped: writes the small, byte-for-byte reproducible stores under Fixtures/stores.
         .target(name: "StrataFixtureKit", dependencies: ["StrataFormat", "StrataIO"], swiftSettings: strictSettings),
         .executableTarget(name: "StrataFixtures", dependencies: ["StrataFixtureKit"], swiftSettings: strictSettings),
+        // Not shipped: the soak (`scripts/soak MINUTES`), a supervisor that runs, kills and
+        // checks child processes of itself.
+        .executableTarget(
+            name: "StrataSoak",
+            dependencies: [
+                "Strata", "StrataVerifier", "StrataTestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ],
+            swiftSettings: strictSettings
+        ),
         // Typed records over the byte-key store: the order-preserving key encoding, Codable
         // record collections with secondary indexes, migrations. Built on Strata's public
         // API alone, so apps that want bytes do not pay for it.

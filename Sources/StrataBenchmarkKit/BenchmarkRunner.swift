@@ -4,8 +4,8 @@
 // figures are the engine's alone and the same for every engine.
 //
 // Stores live in `<directory>/<engine>/<workload>`: fillrandom's store is reused by
-// readrandom, readseq, readwhilewriting and overwrite, and made (untimed) first when only
-// those are asked for.
+// readrandom, readseq, readwhilewriting, overwrite and readrandom4, fillrandom1k's by
+// readrandom1k, and each is made (untimed) first when only its users are asked for.
 import Dispatch
 import Foundation
 import Synchronization
@@ -44,13 +44,12 @@ public final class BenchmarkRunner: Sendable {
         try FileManager.default.createDirectory(atPath: engineDirectory, withIntermediateDirectories: true)
         let driver = WorkloadDriver(engine: engine, settings: settings, directory: engineDirectory)
         var results: [BenchmarkResult] = []
-        var fillrandomStoreReady = false
-        let lastUserOfFillrandom = chosen.last(where: \.needsFillrandomStore)
+        var readyStores = Set<Workload>()
         for workload in chosen {
-            if workload.needsFillrandomStore && !fillrandomStoreReady {
-                progress("[\(engine.name)] preparing the fillrandom store for \(workload.rawValue) (not timed)")
-                _ = try guarded(engine, .fillrandom) { try driver.fill(.fillrandom) }
-                fillrandomStoreReady = true
+            if let base = workload.baseFill, !readyStores.contains(base) {
+                progress("[\(engine.name)] preparing the \(base.rawValue) store for \(workload.rawValue) (not timed)")
+                _ = try guarded(engine, base) { try driver.fill(base) }
+                readyStores.insert(base)
             }
             Self.settleDisk()
             progress("[\(engine.name)] \(workload.rawValue) ...")
@@ -61,9 +60,12 @@ public final class BenchmarkRunner: Sendable {
                 "[\(engine.name)] \(workload.rawValue): \(result.ops) \(workload.unitPlural) in "
                     + String(format: "%.3f s = %.0f ops/s", result.seconds, result.opsPerSecond)
                     + "; checked: \(result.verification)" + (result.note.map { "; \($0)" } ?? ""))
-            if workload == .fillrandom { fillrandomStoreReady = true }
+            readyStores.insert(workload)
             if removeStores {
-                if !workload.needsFillrandomStore && workload != .fillrandom || workload == lastUserOfFillrandom {
+                // A store goes once no later workload of the run reads it.
+                let base = workload.baseFill ?? workload
+                let laterUser = chosen.drop { $0 != workload }.dropFirst().contains { $0.baseFill == base }
+                if !laterUser {
                     try? FileManager.default.removeItem(atPath: driver.storePath(for: workload))
                 }
             }
@@ -107,7 +109,7 @@ struct WorkloadDriver {
     let directory: String
 
     func storePath(for workload: Workload) -> String {
-        BenchmarkRunner.join(directory, workload.needsFillrandomStore ? Workload.fillrandom.rawValue : workload.rawValue)
+        BenchmarkRunner.join(directory, (workload.baseFill ?? workload).rawValue)
     }
 
     /// A seed of its own for each workload and stream, derived from the run's seed.
@@ -118,8 +120,9 @@ struct WorkloadDriver {
 
     func perform(_ workload: Workload) throws -> BenchmarkResult {
         switch workload {
-        case .fillseq, .fillrandom: return try fill(workload)
-        case .readrandom: return try readRandom()
+        case .fillseq, .fillrandom, .fillrandom1k: return try fill(workload)
+        case .readrandom, .readrandom1k: return try readRandom(workload)
+        case .readrandom4: return try readRandomConcurrent(threads: 4)
         case .readseq: return try readSequential()
         case .fillsync: return try fillSync()
         case .syncconc8: return try syncConcurrent()
@@ -162,14 +165,15 @@ struct WorkloadDriver {
     private func checkScan(_ store: any BenchmarkStore, _ workload: Workload, expect count: Int) throws -> String {
         let reader = try store.makeReader()
         defer { reader.close() }
-        let tally = try reader.scanAll(expectedValueLength: settings.valueLength)
+        let valueLength = workload.valueLength(settings)
+        let tally = try reader.scanAll(expectedValueLength: valueLength)
         guard tally.entries == count, tally.wrongValueLengths == 0 else {
             throw fail(
                 workload,
-                "a full scan found \(tally.entries) entries (expected \(count)), \(tally.wrongValueLengths) with a value that is not \(settings.valueLength) bytes"
+                "a full scan found \(tally.entries) entries (expected \(count)), \(tally.wrongValueLengths) with a value that is not \(valueLength) bytes"
             )
         }
-        return "a scan counts \(count) entries, every value \(settings.valueLength) bytes"
+        return "a scan counts \(count) entries, every value \(valueLength) bytes"
     }
 
     /// Checks that keys `0..<count` are all there with values of the right length.
@@ -218,8 +222,8 @@ struct WorkloadDriver {
 
     func fill(_ workload: Workload) throws -> BenchmarkResult {
         let count = settings.keyCount
-        let order = workload == .fillrandom ? BenchmarkRandom.permutation(count: count, seed: seed(workload, 1)) : []
-        var values = BenchmarkValues(seed: seed(workload, 2), length: settings.valueLength)
+        let order = workload != .fillseq ? BenchmarkRandom.permutation(count: count, seed: seed(workload, 1)) : []
+        var values = BenchmarkValues(seed: seed(workload, 2), length: workload.valueLength(settings))
         return try withStore(workload, fresh: true, durability: .buffered) { store in
             let seconds = try putBatches(store, count: count, values: &values) { order.isEmpty ? $0 : order[$0] }
             let verification = try checkScan(store, workload, expect: count)
@@ -258,10 +262,10 @@ struct WorkloadDriver {
 
     /// Gets every key of `keys` on `reader`, timed. Throws on a key not found or a value of
     /// the wrong length.
-    private func timedGets(_ reader: any BenchmarkReader, _ keys: [[UInt8]], _ workload: Workload) throws -> Double {
+    private func timedGets(_ reader: any BenchmarkReader, _ keys: some Collection<[UInt8]>, _ workload: Workload) throws -> Double {
         var missing = 0
         var wrongLength = 0
-        let expected = settings.valueLength
+        let expected = workload.valueLength(settings)
         var stopwatch = Stopwatch()
         try stopwatch.time {
             for key in keys {
@@ -278,15 +282,54 @@ struct WorkloadDriver {
         return stopwatch.seconds
     }
 
-    func readRandom() throws -> BenchmarkResult {
-        let keys = randomKeys(.readrandom)
-        return try withStore(.readrandom, fresh: false, durability: .buffered) { store in
+    func readRandom(_ workload: Workload) throws -> BenchmarkResult {
+        let keys = randomKeys(workload)
+        return try withStore(workload, fresh: false, durability: .buffered) { store in
             let reader = try store.makeReader()
             defer { reader.close() }
-            let seconds = try timedGets(reader, keys, .readrandom)
+            let seconds = try timedGets(reader, keys, workload)
             return BenchmarkResult(
-                engine: engine.name, workload: .readrandom, ops: keys.count, seconds: seconds,
-                verification: "\(keys.count) gets find a \(settings.valueLength)-byte value")
+                engine: engine.name, workload: workload, ops: keys.count, seconds: seconds,
+                verification: "\(keys.count) gets find a \(workload.valueLength(settings))-byte value")
+        }
+    }
+
+    /// readrandom's N gets split over `threads` threads, each with its own reader, all
+    /// released at once; timed from the release to the last thread's end.
+    func readRandomConcurrent(threads threadCount: Int) throws -> BenchmarkResult {
+        let workload = Workload.readrandom4
+        let keys = randomKeys(workload)
+        let share = (keys.count + threadCount - 1) / threadCount
+        return try withStore(workload, fresh: false, durability: .buffered) { store in
+            let errors = ErrorCollector()
+            let ready = DispatchSemaphore(value: 0)
+            let go = DispatchSemaphore(value: 0)
+            let threads = ThreadGroup()
+            for t in 0..<threadCount {
+                let mine = keys[min(t * share, keys.count)..<min((t + 1) * share, keys.count)]
+                threads.spawn("strata-bench reader \(t)") {
+                    do {
+                        let reader = try store.makeReader()
+                        defer { reader.close() }
+                        ready.signal()
+                        go.wait()
+                        _ = try timedGets(reader, mine, workload)
+                    } catch {
+                        errors.record(error)
+                        ready.signal()
+                    }
+                }
+            }
+            for _ in 0..<threadCount { ready.wait() }
+            var stopwatch = Stopwatch()
+            stopwatch.time {
+                for _ in 0..<threadCount { go.signal() }
+                threads.wait()
+            }
+            if let error = errors.first { throw error }
+            return BenchmarkResult(
+                engine: engine.name, workload: workload, ops: keys.count, seconds: stopwatch.seconds,
+                verification: "\(keys.count) gets on \(threadCount) threads find a \(workload.valueLength(settings))-byte value")
         }
     }
 

@@ -1,6 +1,7 @@
 // The eight standard workloads (shared/bench/WORKLOADS.md, "Workloads"), in the page's order,
 // which is also the order they run in, then the rows added for the ways apps write
-// (fillsingle: one put per transaction, as most app code commits).
+// (fillsingle: one put per transaction, as most app code commits; readrandom4: readers on
+// four threads; fillrandom1k and readrandom1k: values the size of a small JSON record).
 import Foundation
 
 public enum Workload: String, CaseIterable, Sendable {
@@ -13,6 +14,9 @@ public enum Workload: String, CaseIterable, Sendable {
     case readwhilewriting
     case overwrite
     case fillsingle
+    case readrandom4
+    case fillrandom1k
+    case readrandom1k
 
     /// What the workload does, as the page says it.
     public var summary: String {
@@ -26,14 +30,17 @@ public enum Workload: String, CaseIterable, Sendable {
         case .readwhilewriting: "readrandom on 1 thread while another thread overwrites random keys in 1000-put transactions"
         case .overwrite: "on the fillrandom store: N puts to random existing keys, 1000 per transaction, then compact"
         case .fillsingle: "fresh store, N/10 transactions of one put each in random key order, buffered, one thread, one sync at the end"
+        case .readrandom4: "on the fillrandom store: N gets of uniformly random existing keys, split over 4 threads with a reader each"
+        case .fillrandom1k: "fillrandom with 1,000-byte values"
+        case .readrandom1k: "readrandom on the fillrandom1k store"
         }
     }
 
     /// What one op is.
     public var unit: String {
         switch self {
-        case .fillseq, .fillrandom, .overwrite: "put"
-        case .readrandom, .readwhilewriting: "get"
+        case .fillseq, .fillrandom, .overwrite, .fillrandom1k: "put"
+        case .readrandom, .readwhilewriting, .readrandom4, .readrandom1k: "get"
         case .readseq: "entry"
         case .fillsync, .syncconc8, .fillsingle: "commit"
         }
@@ -44,11 +51,20 @@ public enum Workload: String, CaseIterable, Sendable {
         unit == "entry" ? "entries" : unit + "s"
     }
 
-    /// Runs on the store fillrandom leaves behind.
-    public var needsFillrandomStore: Bool {
+    /// The fill whose store this workload runs on, or nil when it makes its own.
+    public var baseFill: Workload? {
         switch self {
-        case .readrandom, .readseq, .readwhilewriting, .overwrite: true
-        case .fillseq, .fillrandom, .fillsync, .syncconc8, .fillsingle: false
+        case .readrandom, .readseq, .readwhilewriting, .overwrite, .readrandom4: .fillrandom
+        case .readrandom1k: .fillrandom1k
+        case .fillseq, .fillrandom, .fillsync, .syncconc8, .fillsingle, .fillrandom1k: nil
+        }
+    }
+
+    /// Bytes per value: the run's (100 by default), or 1,000 for the 1k rows.
+    public func valueLength(_ settings: BenchmarkSettings) -> Int {
+        switch self {
+        case .fillrandom1k, .readrandom1k: 1_000
+        default: settings.valueLength
         }
     }
 

@@ -22,4 +22,25 @@ enum KeyValidation {
             throw StoreError(.invalidArgument, "range bound is \(key.count) bytes, over the key limit of \(StoreLimits.maxKeyBytes)")
         }
     }
+
+    /// A store path the system can hold with the store's file names appended (docs/limits.md).
+    /// Checked before anything is created, so a refused path leaves nothing behind.
+    static func checkStorePath(_ path: String, role: String = "store path") throws {
+        let bytes = path.utf8.count
+        if bytes == 0 {
+            throw StoreError(.invalidArgument, "the \(role) is empty; pass the directory the store lives in")
+        }
+        if bytes > StoreLimits.maxPathBytes {
+            throw StoreError(
+                .invalidArgument,
+                "the \(role) is \(bytes) bytes, over the limit of \(StoreLimits.maxPathBytes) (the system's path limit less room for the store's file names); choose a shorter path",
+                file: path)
+        }
+        for name in path.split(separator: "/") where name.utf8.count > StoreLimits.maxNameBytes {
+            throw StoreError(
+                .invalidArgument,
+                "the \(role) has a name of \(name.utf8.count) bytes, over the system's limit of \(StoreLimits.maxNameBytes) for one name; choose a shorter name",
+                file: path)
+        }
+    }
 }

@@ -65,8 +65,11 @@ public final class Store: Sendable {
     /// - Throws: `StoreError` with code `.locked` when another `Store` has it open (never for
     ///   a read-only open, see ``StoreOptions/readOnly``), `.notAStore` when the path holds
     ///   something else, or nothing and the store may not be created, `.corruption` or
-    ///   `.formatVersion` when its files cannot be read.
+    ///   `.formatVersion` when its files cannot be read, `.invalidArgument` for a path longer
+    ///   than ``StoreLimits/maxPathBytes`` or with a name longer than
+    ///   ``StoreLimits/maxNameBytes``.
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
+        try KeyValidation.checkStorePath(path)
         let lock = StoreLock(directory: path, fileSystem: options.fileSystem)
         let opened =
             options.readOnly

@@ -148,6 +148,16 @@ extension StoreError {
     static func suspended() -> StoreError {
         StoreError(.suspended, "the store is suspended, and did not run this call; call resume() and retry")
     }
+
+    /// A commit refused because the last one took sequence 2^64 - 1: no store Strata wrote
+    /// gets there (a million commits a second would take 584,000 years), so its files say
+    /// something untrue.
+    static func sequencesExhausted() -> StoreError {
+        StoreError(
+            .corruption,
+            "the store's last commit has sequence 2^64 - 1, which leaves no number for another; its manifest or log was not written by Strata. Read its data out (it stays readable) into a new store"
+        )
+    }
 }
 
 /// Maps any error from inside the engine to what callers see: file-system and format errors

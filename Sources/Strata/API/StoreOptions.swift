@@ -115,4 +115,13 @@ public enum StoreLimits {
     public static let maxValueBytes = 16 << 20
     /// The most key and value bytes one write transaction may put.
     public static let maxTransactionBytes = 256 << 20
+    /// The longest store path, in bytes of UTF-8: the system's path limit (4,096 bytes with
+    /// its terminating zero) less room for the longest name of a file inside the store.
+    /// ``Store/init(path:options:)`` refuses a longer path with
+    /// `StoreError.Code.invalidArgument`.
+    public static let maxPathBytes = 4095 - 64
+    /// The longest name of one directory in a store path, in bytes of UTF-8 (the system's
+    /// limit); ``Store/init(path:options:)`` refuses a longer one with
+    /// `StoreError.Code.invalidArgument`.
+    public static let maxNameBytes = 255
 }

@@ -39,6 +39,7 @@ extension Store {
     @discardableResult
     public func checkpoint(to destination: String) throws -> CheckpointReport {
         _ = try admit()
+        try KeyValidation.checkStorePath(destination, role: "checkpoint's destination")
         let view = try published.current()
         return try Checkpoint(source: path, destination: destination, view: view, options: options).run()
     }

@@ -1,4 +1,5 @@
 @_spi(Engine) import StrataFormat
+import StrataIO
 
 /// Every entry of a run of segment files whose ranges do not overlap, all versions, in
 /// internal-key order: the input of a compaction.
@@ -8,10 +9,22 @@ final class RawFileIterator {
     @exclusivity(unchecked) private var fileIndex = 0
     @exclusivity(unchecked) private var blockIndex = -1
     @exclusivity(unchecked) private var cursor: BlockCursor? = nil
+    /// The descriptor the current file is read through, opened when the iterator reaches the
+    /// file and closed when it leaves it (or is dropped), so a compaction holds one at a time.
+    @exclusivity(unchecked) private var reading: (handle: any FileHandle, ownsHandle: Bool)? = nil
     private let keyBuffer = KeyBuffer()
 
     init(files: [SegmentTable]) {
         self.files = files
+    }
+
+    deinit {
+        closeFile()
+    }
+
+    private func closeFile() {
+        if let reading, reading.ownsHandle { try? reading.handle.close() }
+        reading = nil
     }
 
     var userKey: UnsafeRawBufferPointer { cursor!.userKey }
@@ -23,9 +36,11 @@ final class RawFileIterator {
             if cursor != nil, try cursor!.next() { return true }
             blockIndex += 1
             if blockIndex < files[fileIndex].blockCount {
-                cursor = BlockCursor(block: try files[fileIndex].readBlock(blockIndex), keyBuffer: keyBuffer)
+                if reading == nil { reading = try files[fileIndex].openForSequentialReading() }
+                cursor = BlockCursor(block: try files[fileIndex].readBlock(blockIndex, using: reading!.handle), keyBuffer: keyBuffer)
             } else {
                 cursor = nil
+                closeFile()
                 fileIndex += 1
                 blockIndex = -1
             }

@@ -20,7 +20,11 @@ final class SegmentTable: @unchecked Sendable {
     let name: String
     let path: String
     let tail: SegmentTail
-    private let handle: any FileHandle
+    /// The open file, only where it could not be mapped: a mapped table closes its
+    /// descriptor once mapped, so a store of thousands of files holds no descriptor per file
+    /// (docs/limits.md, "Open files"), and the mapping keeps the bytes readable even after
+    /// the file is removed. Compaction opens its own descriptor (`readBlock(_:using:)`).
+    private let handle: (any FileHandle)?
     private let cache: BlockCache
     private let fileSystem: any FileSystem
     private let obsolete = Atomic<Bool>(false)
@@ -48,7 +52,7 @@ final class SegmentTable: @unchecked Sendable {
     var blockCount: Int { tail.index.count }
 
     private init(
-        meta: SegmentMeta, name: String, path: String, tail: SegmentTail, handle: any FileHandle,
+        meta: SegmentMeta, name: String, path: String, tail: SegmentTail, handle: (any FileHandle)?,
         cache: BlockCache, fileSystem: any FileSystem, mapping: MappedFile?
     ) {
         self.mapping = mapping
@@ -138,8 +142,9 @@ final class SegmentTable: @unchecked Sendable {
             if let mapping, mapping.bytes.count != Int(size) {
                 throw StoreError(.corruption, "segment file \(name) changed size while being opened", file: path)
             }
+            if mapping != nil { try? handle.close() }
             return SegmentTable(
-                meta: meta, name: name, path: path, tail: tail, handle: handle, cache: cache,
+                meta: meta, name: name, path: path, tail: tail, handle: mapping == nil ? handle : nil, cache: cache,
                 fileSystem: fileSystem, mapping: mapping)
         } catch {
             try? handle.close()
@@ -150,7 +155,7 @@ final class SegmentTable: @unchecked Sendable {
     deinit {
         checked.deinitialize(count: max(tail.index.count, 1))
         checked.deallocate()
-        try? handle.close()
+        try? handle?.close()
         if obsolete.load(ordering: .acquiring) {
             // Nothing references the file any more (invariant 2). A crash before this point
             // leaves an unreferenced file, which the next open removes.
@@ -159,15 +164,16 @@ final class SegmentTable: @unchecked Sendable {
     }
 
     /// Writes the file's bytes, synced, to a new file at `destination`, reading them through
-    /// this table's own handle: for a checkpoint of a store opened read-only, whose files a
-    /// writer in another process may have removed since (an open file lives on).
+    /// this table's own mapping or handle: for a checkpoint of a store opened read-only,
+    /// whose files a writer in another process may have removed since (an open or mapped
+    /// file lives on).
     func copy(to destination: String) throws {
         let output = try fileSystem.openFile(destination, create: true)
         do {
             let size = Int64(meta.fileSize)
             var offset: Int64 = 0
             while offset < size {
-                let chunk = try handle.read(at: offset, count: Int(min(size - offset, 1 << 20)))
+                let chunk = try read(at: offset, count: Int(min(size - offset, 1 << 20)), using: nil)
                 guard !chunk.isEmpty else {
                     throw StoreError(.corruption, "segment file \(name) ended at byte \(offset) while being copied; the manifest says \(size)", file: path)
                 }
@@ -220,18 +226,41 @@ final class SegmentTable: @unchecked Sendable {
         return block.view
     }
 
-    /// Data block `i` read with the file system's `read`, checked and decoded, bypassing the
-    /// cache and the mapping: for compaction, which reads each block once and should neither
-    /// evict what readers use nor grow the process's resident memory with mapped pages.
-    func readBlock(_ i: Int) throws -> BlockView {
-        try decodedBlock(i).view
+    /// A descriptor of the file for `readBlock(_:using:)`: the table's own when it keeps one,
+    /// otherwise a new one the caller closes (`ownsHandle`).
+    func openForSequentialReading() throws -> (handle: any FileHandle, ownsHandle: Bool) {
+        if let handle { return (handle, false) }
+        do {
+            return (try fileSystem.openFileForReading(path), true)
+        } catch {
+            throw StoreError.wrapping(error, while: "opening segment file \(name) to compact it")
+        }
     }
 
-    private func decodedBlock(_ i: Int) throws -> DataBlock {
+    /// Data block `i` read through `handle` (from `openForSequentialReading`), checked and
+    /// decoded, bypassing the cache and the mapping: for compaction, which reads each block
+    /// once and should neither evict what readers use nor grow the process's resident
+    /// memory with mapped pages.
+    func readBlock(_ i: Int, using handle: any FileHandle) throws -> BlockView {
+        try decodedBlock(i, using: handle).view
+    }
+
+    /// `count` bytes at `offset`: through `handle` when given, else the mapping, else the
+    /// table's own handle.
+    private func read(at offset: Int64, count: Int, using handle: (any FileHandle)?) throws -> [UInt8] {
+        if let handle = handle ?? self.handle {
+            return try handle.read(at: offset, count: count)
+        }
+        guard let mapping else { preconditionFailure("SegmentTable: a table without a mapping keeps its handle") }
+        let start = Int(min(offset, Int64(mapping.bytes.count)))
+        return Array(mapping.bytes[start..<min(start + count, mapping.bytes.count)])
+    }
+
+    private func decodedBlock(_ i: Int, using handle: (any FileHandle)? = nil) throws -> DataBlock {
         let blockHandle = tail.index[i].handle
         let stored: [UInt8]
         do {
-            stored = try handle.read(at: Int64(blockHandle.offset), count: Int(blockHandle.size) + SegmentFormat.blockTrailerSize)
+            stored = try read(at: Int64(blockHandle.offset), count: Int(blockHandle.size) + SegmentFormat.blockTrailerSize, using: handle)
         } catch let error as IOError {
             throw StoreError(error, while: "reading segment file \(name)")
         }

@@ -393,6 +393,12 @@ final class Writer: @unchecked Sendable {
                 return
             }
         }
+        // Only a crafted manifest or log gets a store this far (2^64 - 1 commits); refuse the
+        // commit rather than trap on the `+ 1`.
+        guard lastAssigned < UInt64.max else {
+            round.append((.transaction(request), StoreError.sequencesExhausted()))
+            return
+        }
         let sequence = lastAssigned + 1
         var encoder = wal.batchEncoder(sequence: sequence, reservingCapacity: transaction.byteCount + 8 * transaction.entries.count)
         // One pass: encode each write and insert it into the memtable (invisible until the
