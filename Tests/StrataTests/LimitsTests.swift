@@ -102,6 +102,11 @@ import Testing
         #expect(code { _ = try openSimulated(fileSystem, path: deep) } == .invalidArgument)
         #expect(code { _ = try openSimulated(fileSystem, path: "") } == .invalidArgument)
         #expect(try fileSystem.listDirectory("/").isEmpty, "a refused path created something")
+        let source = try openSimulated(fileSystem, path: "/source")
+        #expect(code { _ = try source.checkpoint(to: "") } == .invalidArgument)
+        #expect(code { _ = try source.checkpoint(to: "/\(longName)") } == .invalidArgument)
+        try source.close()
+        #expect(try fileSystem.listDirectory("/") == ["source"], "a refused checkpoint created something")
         // At the limit: a path of exactly maxPathBytes opens (the simulated file system has no
         // limit of its own).
         var longest = "/"

@@ -26,10 +26,8 @@ enum KeyValidation {
     /// A store path the system can hold with the store's file names appended (docs/limits.md).
     /// Checked before anything is created, so a refused path leaves nothing behind.
     static func checkStorePath(_ path: String, role: String = "store path") throws {
+        // An empty path is refused where the store is opened or copied, with words for each.
         let bytes = path.utf8.count
-        if bytes == 0 {
-            throw StoreError(.invalidArgument, "the \(role) is empty; pass the directory the store lives in")
-        }
         if bytes > StoreLimits.maxPathBytes {
             throw StoreError(
                 .invalidArgument,

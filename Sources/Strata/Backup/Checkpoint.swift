@@ -39,6 +39,9 @@ extension Store {
     @discardableResult
     public func checkpoint(to destination: String) throws -> CheckpointReport {
         _ = try admit()
+        if destination.isEmpty {
+            throw StoreError(.invalidArgument, "the checkpoint's destination is empty; give a directory that does not exist yet, or an empty one")
+        }
         try KeyValidation.checkStorePath(destination, role: "checkpoint's destination")
         let view = try published.current()
         return try Checkpoint(source: path, destination: destination, view: view, options: options).run()

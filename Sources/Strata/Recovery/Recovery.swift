@@ -187,7 +187,7 @@ enum Recovery {
                 lastSegmentBytes = nil
                 segments.removeLast()
                 if !readOnly {
-                    try fs.removeFile(lastPath)
+                    try removeIfPresent(lastPath, fs)
                     try fs.syncDirectory(path)
                     report.removedIncompleteSegments.append(WALWriter.segmentName(last))
                     logger.warning("removed a WAL segment whose creation was interrupted", metadata: ["file": "\(lastPath)"])
@@ -374,13 +374,24 @@ enum Recovery {
                 ManifestFormat.number(fromTemporaryName: name) != nil
                 || (ManifestFormat.number(fromManifestName: name).map { $0 != loaded.currentManifest } ?? false)
             if obsoleteWAL || strayFile || strayManifest {
-                try fs.removeFile(fs.path(path, name))
+                try removeIfPresent(fs.path(path, name), fs)
                 report.removedUnreferencedFiles.append(name)
             }
         }
         if !report.removedUnreferencedFiles.isEmpty {
             try fs.syncDirectory(path)
             options.logger.info("removed files no manifest references", metadata: ["files": "\(report.removedUnreferencedFiles)"])
+        }
+    }
+
+    /// Removes a file that should go, and takes one already gone as removed: a snapshot of
+    /// this process released since the directory was listed (a reload on `resume()`) removes
+    /// its obsolete segment file itself.
+    private static func removeIfPresent(_ path: String, _ fs: any FileSystem) throws {
+        do {
+            try fs.removeFile(path)
+        } catch let error as IOError where error.code == .notFound {
+            return
         }
     }
 

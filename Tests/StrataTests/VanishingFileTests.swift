@@ -1,0 +1,32 @@
+import Strata
+import StrataIO
+import StrataTestSupport
+import Testing
+
+/// A file the open means to remove may be gone by then: in one process, a snapshot released
+/// while the store is suspended removes its obsolete segment file itself, and the reload on
+/// `resume()` has listed the directory just before. The soak met it as a failed resume
+/// ("unlink ...: No such file or directory"): the open must take the file as removed.
+@Suite struct VanishingFileTests {
+    @Test("a file gone between the listing and its removal does not fail the open")
+    func unreferencedFileAlreadyGone() throws {
+        let fileSystem = SimulatedFileSystem()
+        var options = StoreOptions()
+        options.fileSystem = fileSystem
+        let first = try Store(path: "/store", options: options)
+        try first.write { tx in try tx.put([1], [1]) }
+        try first.compact()
+        let snapshot = first.snapshot()  // holds the first segment file
+        try first.write { tx in try tx.put([1], [2]) }
+        try first.compact()
+        try first.close()
+        let segmentFiles = try fileSystem.listDirectory("/store").filter { $0.hasPrefix("seg-") }
+        #expect(segmentFiles.count == 2, "the snapshot should keep its obsolete file: \(segmentFiles)")
+
+        fileSystem.failNext(.removeFile, code: .notFound)
+        let second = try Store(path: "/store", options: options)
+        #expect(try second.read { tx in try tx.get([1]) } == [2])
+        try second.close()
+        snapshot.close()
+    }
+}
