@@ -178,9 +178,13 @@ enum Recovery {
         // segment creation that a crash interrupted: remove it (WALWriter invariant 3), or
         // when read-only, pass over it.
         // The last segment's bytes, read once for this check and for replay.
+        // A last segment that does not even start with the WAL magic is no segment of this
+        // store (WALWriter writes the header before anything else): it is set aside, never
+        // removed, and the one before it is the last.
         var lastSegmentBytes: [UInt8]? = nil
-        if let last = segments.last {
-            let lastPath = fs.path(path, WALWriter.segmentName(last))
+        while let last = segments.last {
+            let lastName = WALWriter.segmentName(last)
+            let lastPath = fs.path(path, lastName)
             let bytes = try fs.readWholeFile(lastPath)
             lastSegmentBytes = bytes
             if WALTail.isIncompleteSegment(bytes) {
@@ -189,9 +193,16 @@ enum Recovery {
                 if !readOnly {
                     try fs.removeFile(lastPath)
                     try fs.syncDirectory(path)
-                    report.removedIncompleteSegments.append(WALWriter.segmentName(last))
+                    report.removedIncompleteSegments.append(lastName)
                     logger.warning("removed a WAL segment whose creation was interrupted", metadata: ["file": "\(lastPath)"])
                 }
+                break
+            }
+            guard case .foreign(let reason) = FileRecognition.wal(bytes, number: last) else { break }
+            lastSegmentBytes = nil
+            segments.removeLast()
+            if !readOnly {
+                try AsideDirectory.move(lastName, in: path, reason: reason, options: options, report: &report)
             }
         }
 
@@ -361,27 +372,50 @@ enum Recovery {
     }
 
     /// Removes files nothing references: WAL segments a flush covered, segment files of a
-    /// flush or compaction that never reached the manifest, and manifest leftovers.
+    /// flush or compaction that never reached the manifest, and manifest leftovers. Only a
+    /// file whose contents the store recognises as its own is removed; any other is set aside
+    /// (`AsideDirectory`), since a name alone does not prove the store wrote it.
     private static func removeUnreferencedFiles(
         path: String, names: Set<String>, loaded: ManifestLoader, options: StoreOptions, report: inout RecoveryReport
     ) throws {
         let fs = options.fileSystem
+        var removed: [String] = []
         for name in names.sorted() {
-            let walNumber = WALWriter.segmentNumber(fromName: name)
-            let obsoleteWAL = walNumber.map { $0 < loaded.state.logNumber } ?? false
-            let strayFile = ManifestFormat.number(fromSegmentName: name).map { loaded.segments[$0] == nil } ?? false
-            let strayManifest =
-                ManifestFormat.number(fromTemporaryName: name) != nil
-                || (ManifestFormat.number(fromManifestName: name).map { $0 != loaded.currentManifest } ?? false)
-            if obsoleteWAL || strayFile || strayManifest {
+            guard let verdict = try leftoverVerdict(name, path: path, loaded: loaded, fileSystem: fs) else { continue }
+            switch verdict {
+            case .own:
                 try fs.removeFile(fs.path(path, name))
-                report.removedUnreferencedFiles.append(name)
+                removed.append(name)
+            case .foreign(let reason):
+                try AsideDirectory.move(name, in: path, reason: reason, options: options, report: &report)
             }
         }
-        if !report.removedUnreferencedFiles.isEmpty {
+        report.removedUnreferencedFiles.append(contentsOf: removed)
+        if !removed.isEmpty {
             try fs.syncDirectory(path)
-            options.logger.info("removed files no manifest references", metadata: ["files": "\(report.removedUnreferencedFiles)"])
+            options.logger.info("removed files no manifest references", metadata: ["files": "\(removed)"])
         }
+    }
+
+    /// For a file nothing references (by its name), whether its contents are the store's own;
+    /// nil for any other file.
+    private static func leftoverVerdict(
+        _ name: String, path: String, loaded: ManifestLoader, fileSystem fs: any FileSystem
+    ) throws -> FileRecognition.Verdict? {
+        if let number = WALWriter.segmentNumber(fromName: name), number < loaded.state.logNumber {
+            return FileRecognition.wal(try fs.readWholeFile(fs.path(path, name)), number: number)
+        }
+        if let number = ManifestFormat.number(fromSegmentName: name), loaded.segments[number] == nil {
+            return FileRecognition.segment(try fs.readWholeFile(fs.path(path, name)))
+        }
+        let manifestNumber =
+            ManifestFormat.number(fromTemporaryName: name)
+            ?? ManifestFormat.number(fromManifestName: name).flatMap { $0 != loaded.currentManifest ? $0 : nil }
+        if let manifestNumber {
+            let identifier = loaded.state.storeIdentifier.isEmpty ? nil : loaded.state.storeIdentifier
+            return FileRecognition.manifest(try fs.readWholeFile(fs.path(path, name)), number: manifestNumber, storeIdentifier: identifier)
+        }
+        return nil
     }
 
     /// Replays one segment's records into `replayed` and returns where its valid data ends
