@@ -51,6 +51,8 @@ public struct RecoveryReport: Sendable, Equatable {
     /// directory, each reported here and logged as a warning. Look at them, then delete them
     /// or put them where they belong. Always empty for a store opened read-only.
     public var movedAside: [MovedFile] = []
+    /// What a salvaging open gave up (``StoreOptions/salvage``); nil for an ordinary open.
+    public var salvage: SalvageReport? = nil
 
     public init() {}
 }

@@ -16,6 +16,12 @@ struct ManifestLoader {
             loader.currentManifest = current
             try loader.replay(fs.path(directory, ManifestFormat.fileName(current)), number: current, fileSystem: fs, report: &report)
         }
+        try loader.reserveNumbers(names: names, directory: directory, fileSystem: fs)
+        return loader
+    }
+
+    /// Raises `nextFileNumber` above every number a file in the directory carries.
+    mutating func reserveNumbers(names: Set<String>, directory: String, fileSystem fs: any FileSystem) throws {
         // Numbers already on disk are never handed out again, even if a crash kept the
         // manifest from recording them.
         let used = names.compactMap { name in
@@ -34,8 +40,7 @@ struct ManifestLoader {
                             || ManifestFormat.number(fromTemporaryName: name) == highest
                     } ?? directory))
         }
-        loader.state.nextFileNumber = max(loader.state.nextFileNumber, highest + 1)
-        return loader
+        state.nextFileNumber = max(state.nextFileNumber, highest + 1)
     }
 
     private mutating func replay(_ path: String, number: UInt64, fileSystem fs: any FileSystem, report: inout RecoveryReport) throws {

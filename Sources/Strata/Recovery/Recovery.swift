@@ -156,20 +156,30 @@ enum Recovery {
     /// mark and a fresh manifest) and leaves the log open for appends. A store opened
     /// read-only (`options.readOnly`) does none of it: it only opens files for reading, skips
     /// what the repairs would remove, and closes every WAL segment once replayed.
-    static func replay(path: String, options: StoreOptions, names: Set<String>, published existing: PublishedState? = nil) throws -> OpenedStore {
+    static func replay(path: String, options: StoreOptions, names listed: Set<String>, published existing: PublishedState? = nil) throws -> OpenedStore {
         let fs = options.fileSystem
         let logger = options.logger
         let readOnly = options.readOnly
-        try checkIdentity(path: path, names: names, fs: fs, mayCreate: !readOnly)
+        guard !(readOnly && options.salvage) else {
+            throw StoreError(.invalidArgument, "a store opened read-only cannot be salvaged, since salvage writes; leave out readOnly or salvage")
+        }
+        try checkIdentity(path: path, names: listed, fs: fs, mayCreate: !readOnly)
 
+        var names = listed
         var report = RecoveryReport()
         let cache = BlockCache(capacity: options.blockCacheBytes)
-        var loaded = try ManifestLoader.load(directory: path, names: names, fileSystem: fs, report: &report)
-        let levels = try loaded.openLevels(directory: path, fileSystem: fs, cache: cache)
+        // A salvaging open gives up what it cannot read instead of failing (Salvage.swift).
+        var salvage: SalvageRun? = options.salvage ? SalvageRun() : nil
+        var loaded = try Salvage.loadManifest(path: path, names: &names, options: options, cache: cache, report: &report, run: &salvage)
+        if salvage != nil {
+            try Salvage.dropDamagedSegments(&loaded, path: path, names: &names, options: options, report: &report, run: &salvage!)
+        }
+        var levels = try loaded.openLevels(directory: path, fileSystem: fs, cache: cache)
         report.segmentFiles = loaded.segments.count
 
         if !readOnly {
             try removeUnreferencedFiles(path: path, names: names, loaded: loaded, options: options, report: &report)
+            names = Set(try fs.listDirectory(path))
         }
 
         var segments = names.compactMap(WALWriter.segmentNumber(fromName:)).filter { $0 >= loaded.state.logNumber }.sorted()
@@ -221,20 +231,33 @@ enum Recovery {
             let handle = try isLast && !readOnly ? fs.openFile(segmentPath, create: false) : fs.openFileForReading(segmentPath)
             do {
                 let bytes = try (isLast ? lastSegmentBytes : nil) ?? handle.readAll()
-                let header: WALFormat.SegmentHeader
+                var header = WALFormat.SegmentHeader(segmentNumber: number)
                 do {
                     header = try bytes.withUnsafeBytes { try WALFormat.SegmentHeader.decode($0) }
                 } catch let error as FormatError {
-                    throw StoreError(error, file: segmentPath)
+                    if case .unsupportedVersion = error.kind { throw StoreError(error, file: segmentPath) }
+                    guard salvage != nil else { throw StoreError(error, file: segmentPath) }
+                    Salvage.dropHeader(
+                        name: WALFormat.fileName(number), reason: "the segment's header is damaged (\(error.message))", run: &salvage!, logger: logger)
                 }
-                guard header.segmentNumber == number else {
-                    throw StoreError(
-                        .corruption, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number)", file: segmentPath,
-                        offset: 16)
+                if header.segmentNumber != number {
+                    guard salvage != nil else {
+                        throw StoreError(
+                            .corruption, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number)",
+                            file: segmentPath, offset: 16)
+                    }
+                    Salvage.dropHeader(
+                        name: WALFormat.fileName(number), reason: "the segment's header says it is number \(header.segmentNumber)", run: &salvage!,
+                        logger: logger)
                 }
-                let outcome = try replaySegment(
-                    bytes, path: segmentPath, isLast: isLast, into: &replayed,
-                    lastSequence: &lastSequence, report: &report)
+                let outcome =
+                    salvage != nil
+                    ? Salvage.replaySegment(
+                        bytes, name: WALFormat.fileName(number), path: segmentPath, isLast: isLast, into: &replayed,
+                        lastSequence: &lastSequence, report: &report, run: &salvage!, logger: logger)
+                    : try replaySegment(
+                        bytes, path: segmentPath, isLast: isLast, into: &replayed,
+                        lastSequence: &lastSequence, report: &report)
                 let end = outcome.end
                 report.segmentsReplayed += 1
                 segmentSizes[number] = end
@@ -289,9 +312,25 @@ enum Recovery {
             }
         }
 
-        let memtable = MemTable()
+        var memtable = MemTable()
         replayed.apply(to: memtable)
         report.lastSequence = lastSequence
+        // After a salvaged replay, what was read goes into a segment file and the log starts
+        // afresh, so the next open meets none of the damage (the replayed segments are
+        // retired once the new manifest is installed).
+        var retiredLog: [UInt64] = []
+        if let run = salvage, run.mustRewriteLog {
+            try writerHandle?.close()
+            writerHandle = nil
+            if let table = try Salvage.writeReplayed(
+                memtable, loaded: &loaded, lastSequence: lastSequence, lastWAL: segments.last, path: path, options: options, cache: cache)
+            {
+                levels[0].insert(table, at: 0)
+            }
+            memtable = MemTable()
+            segmentSizes = [:]
+            retiredLog = segments
+        }
 
         if readOnly {
             // A store from before format 1.1 has no identity yet, and only a store that writes
@@ -345,6 +384,18 @@ enum Recovery {
         let manifest = try ManifestWriter.install(
             number: manifestNumber, snapshot: VersionSet.snapshotEdit(loaded.state, Array(loaded.segments.values)),
             fileSystem: fs, directory: path, rollBytes: options.manifestRollBytes ?? ManifestWriter.rollBytes)
+        if let run = salvage {
+            if !retiredLog.isEmpty { try Salvage.retireLog(retiredLog, path: path, options: options, report: &report, run: run) }
+            report.salvage = run.report
+            if !run.report.isEmpty {
+                logger.warning(
+                    "opened a damaged store by salvage",
+                    metadata: [
+                        "manifestRebuilt": "\(run.report.manifestRebuilt ?? "no")", "droppedLogRegions": "\(run.report.droppedLogBytes.count)",
+                        "missingSequences": "\(run.report.missingSequences)", "lostSegments": "\(run.report.lostSegments.map(\.file))"
+                    ])
+            }
+        }
         let published = publish(memtable: memtable, levels: levels, state: loaded.state, sequence: lastSequence, into: existing)
         let versions = VersionSet(
             published: published, wal: inventory, manifest: manifest, state: loaded.state,
