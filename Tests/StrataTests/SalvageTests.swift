@@ -92,6 +92,16 @@ import Testing
         }
     }
 
+    @Test func aManifestWithOverlappingFilesInALevelIsRebuilt() async throws {
+        try await withTemporaryDirectory(label: "salvage") { directory in
+            let path = try Self.copy("overlapping-level1", to: directory)
+            Self.expectCorruption(path)
+            let report = try Self.salvage(path, expecting: Self.clean)
+            #expect(report.salvage?.manifestRebuilt?.contains("overlap") == true, "\(report)")
+            #expect(report.salvage?.lostSegments.isEmpty == true)
+        }
+    }
+
     @Test func aDeletedManifestIsRebuiltFromTheSegmentFiles() async throws {
         try await withTemporaryDirectory(label: "salvage") { directory in
             let path = try Self.copy("clean", to: directory)

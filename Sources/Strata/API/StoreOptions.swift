@@ -49,7 +49,7 @@ public struct StoreOptions: Sendable {
     ///
     /// A salvaging open keeps everything it can prove intact and reports the rest in
     /// ``RecoveryReport/salvage`` (and logs it as a warning):
-    /// - a lost or unreadable manifest is rebuilt from the segment files: every readable one
+    /// - a lost, unreadable or inconsistent manifest is rebuilt from the segment files: every readable one
     ///   is merged into new files, keeping every version it holds;
     /// - a damaged region of the WAL is skipped and replay resumes at the next intact record,
     ///   so the commits on both sides of it are kept; the sequences lost are listed;

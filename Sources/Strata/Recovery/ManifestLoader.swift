@@ -68,12 +68,16 @@ struct ManifestLoader {
         case nil:
             guard outcome.records > 0 else {
                 throw StoreError(
-                    .corruption, "the manifest holds no record; run strata-fsck, or restore the store from a backup", file: path,
+                    .corruption,
+                    "the manifest holds no record; run strata-fsck (with --salvage it keeps what can still be read), or restore the store from a backup",
+                    file: path,
                     offset: Int64(ManifestFormat.headerSize))
             }
         case .corruption(let offset, let reason, _)?:
             throw StoreError(
-                .corruption, "the manifest is damaged (\(reason)); run strata-fsck, or restore the store from a backup", file: path, offset: Int64(offset))
+                .corruption,
+                "the manifest is damaged (\(reason)); run strata-fsck (with --salvage it keeps what can still be read), or restore the store from a backup",
+                file: path, offset: Int64(offset))
         case .tornTail(let offset, _, let discarded)?:
             // A torn last record is an append that never finished, so nothing acted on it.
             report.discardedManifestTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(offset), discardedBytes: Int64(discarded))
@@ -96,6 +100,19 @@ struct ManifestLoader {
                 throw StoreError(.corruption, "a manifest edit adds segment \(meta.fileNumber) twice", file: path, offset: Int64(offset))
             }
             segments[meta.fileNumber] = meta
+        }
+    }
+
+    /// Throws `.corruption` when two files of a level below 0 overlap: reads would miss keys.
+    func checkLevelsDisjoint(directory: String, fileSystem fs: any FileSystem) throws {
+        let deeper = Dictionary(grouping: segments.values.filter { $0.level > 0 }, by: \.level)
+        for (level, files) in deeper {
+            let sorted = files.sorted { $0.smallestKey.lexicographicallyPrecedes($1.smallestKey) }
+            for (a, b) in zip(sorted, sorted.dropFirst()) where !a.largestKey.lexicographicallyPrecedes(b.smallestKey) {
+                throw StoreError(
+                    .corruption, "segments \(a.fileNumber) and \(b.fileNumber) of level \(level) overlap",
+                    file: fs.path(directory, ManifestFormat.segmentFileName(a.fileNumber)))
+            }
         }
     }
 

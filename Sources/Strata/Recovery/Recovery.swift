@@ -489,12 +489,12 @@ enum Recovery {
         case .corruption(let offset, let reason, .laterRecord(let proof))?:
             throw StoreError(
                 .corruption,
-                "WAL is damaged (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck, or restore from a backup",
+                "WAL is damaged (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck (with --salvage it keeps what can still be read), or restore from a backup",
                 file: path, offset: Int64(offset))
         case .corruption(let offset, let reason, _)?:
             throw StoreError(
                 .corruption,
-                "WAL segment is damaged (\(reason)) in a part that was synced before the next segment began; run strata-fsck, or restore from a backup",
+                "WAL segment is damaged (\(reason)) in a part that was synced before the next segment began; run strata-fsck (with --salvage it keeps what can still be read), or restore from a backup",
                 file: path, offset: Int64(offset))
         case .tornTail(let offset, _, let discarded)?:
             report.truncatedTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(offset), discardedBytes: Int64(discarded))

@@ -34,6 +34,9 @@ enum Salvage {
         do {
             let loaded = try ManifestLoader.load(directory: path, names: names, fileSystem: options.fileSystem, report: &report)
             try refuseMissingManifest(loaded, path: path, names: names)
+            // A manifest that reads but puts overlapping files in one level cannot be
+            // trusted with levels at all: rebuilt too.
+            if run != nil { try loaded.checkLevelsDisjoint(directory: path, fileSystem: options.fileSystem) }
             run?.filesLastSequence = loaded.state.lastSequence
             return loaded
         } catch let error as StoreError where error.code == .corruption && run != nil {
