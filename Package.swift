@@ -73,7 +73,11 @@ let package = Package(
         .target(name: "StrataVerifier", dependencies: ["StrataFormat", "StrataIO"], swiftSettings: strictSettings),
         .executableTarget(
             name: "StrataFsck",
-            dependencies: ["StrataVerifier", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            // Strata for --salvage, which opens the store with the engine's own salvage.
+            dependencies: [
+                "Strata", "StrataVerifier", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log")
+            ],
             swiftSettings: strictSettings
         ),
         // Not shipped: writes the small, byte-for-byte reproducible stores under Fixtures/stores.

@@ -16,6 +16,13 @@ public enum WALSegmentReader {
         /// it were made durable by an fdatasync that succeeded. Unlike `provenThrough`, a sync
         /// mark's own bytes do not count, since the sync that followed it may have failed.
         public var syncedThrough: Int = 0
+
+        public init(end: Int, damage: LogDamage?, provenThrough: Int, syncedThrough: Int = 0) {
+            self.end = end
+            self.damage = damage
+            self.provenThrough = provenThrough
+            self.syncedThrough = syncedThrough
+        }
     }
 
     /// Walks `bytes` (a whole segment, header included) from the first record, handing each

@@ -5,6 +5,9 @@ import StrataVerifier
 enum ExitStatus {
     static let clean: Int32 = 0
     static let repaired: Int32 = 1
+    /// `--salvage` gave something up (a rebuilt manifest, WAL bytes, a segment file): the
+    /// report lists it.
+    static let salvaged: Int32 = 2
     static let problemsLeft: Int32 = 4
     static let operationalError: Int32 = 8
     static let usage: Int32 = 16

@@ -40,6 +40,8 @@ enum FindingCode {
     static let fileUnreferenced = "file.unreferenced"
     static let fileUnknown = "file.unknown"
     static let fileUnreadable = "file.unreadable"
+    static let fileForeign = "file.foreign"
+    static let asideDirectory = "file.asideDirectory"
 
     static let repairFailed = "repair.failed"
 

@@ -5,12 +5,30 @@ extension VerificationRun {
     /// repair may delete, and files the store does not know, which it leaves alone.
     mutating func reportLeftovers(_ manifest: ManifestReading, wal: WALReading) {
         for name in directory.names where directory.nonFiles.contains(name) {
+            if name == StoreFileName.asideDirectoryName {
+                add(
+                    VerifierFinding(
+                        severity: .info, file: name, code: FindingCode.asideDirectory,
+                        message:
+                            "the store set files aside here that it found under its own names but did not recognise, or that salvage took out of the store; the store never reads them: look at them, then delete them"
+                    ))
+                continue
+            }
             add(
                 VerifierFinding(
                     severity: .warning, file: name, code: FindingCode.fileUnknown,
                     message: "this is not a regular file, and the store does not use it; move it out of the store directory"))
         }
         for file in files where !referenced.contains(file.name) {
+            if let reason = foreignLeftover(file, manifest) {
+                add(
+                    VerifierFinding(
+                        severity: .warning, file: file.name, code: FindingCode.fileForeign,
+                        message:
+                            "this file has the name of a store file nothing references, but \(reason), so it may not be the store's: repair leaves it, and the store moves it into aside/ when it next opens; look at it and move it out of the store directory"
+                    ))
+                continue
+            }
             switch file.kind {
             case .identity, .lock:
                 continue
@@ -52,6 +70,30 @@ extension VerificationRun {
                         message: "the store does not use this file; move it out of the store directory, which should hold only Strata's files"))
             }
         }
+    }
+
+    /// Why a leftover the store would otherwise remove is not recognisably its own, or nil
+    /// (the store's rule: FileRecognition, the same code recovery runs).
+    private func foreignLeftover(_ file: (name: String, kind: StoreFileName), _ manifest: ManifestReading) -> String? {
+        let verdict: FileRecognition.Verdict
+        switch file.kind {
+        case .wal(let number):
+            guard manifest.state != nil, let bytes = try? directory.read(file.name) else { return nil }
+            verdict = FileRecognition.wal(bytes, number: number)
+        case .segment:
+            guard manifest.state != nil, let bytes = try? directory.read(file.name) else { return nil }
+            verdict = FileRecognition.segment(bytes)
+        case .manifest(let number):
+            guard let state = manifest.state, let bytes = try? directory.read(file.name) else { return nil }
+            verdict = FileRecognition.manifest(bytes, number: number, storeIdentifier: state.storeIdentifier)
+        case .temporary:
+            guard let number = ManifestFormat.number(fromTemporaryName: file.name), let bytes = try? directory.read(file.name) else { return nil }
+            verdict = FileRecognition.manifest(bytes, number: number, storeIdentifier: manifest.state?.storeIdentifier)
+        case .identity, .lock, .unknown:
+            return nil
+        }
+        if case .foreign(let reason) = verdict { return reason }
+        return nil
     }
 
     private mutating func unreferenced(_ name: String, _ why: String) {

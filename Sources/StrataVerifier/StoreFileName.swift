@@ -14,6 +14,8 @@ enum StoreFileName: Equatable {
     case unknown
 
     static let lockFileName = "LOCK"
+    /// Where the store puts files it will not delete (docs/format/store.md).
+    static let asideDirectoryName = "aside"
 
     init(_ name: String) {
         if name == StoreIdentityFormat.fileName {

@@ -77,6 +77,16 @@ extension VerificationRun {
             if let bytes = lastBytes, check.checkIncomplete(name: last.name, bytes: bytes) {
                 segments.removeLast()
                 lastBytes = nil
+            } else if let bytes = lastBytes, case .foreign(let reason) = FileRecognition.wal(bytes, number: last.number) {
+                // The store sets such a file aside when it opens, and replays the one before.
+                add(
+                    VerifierFinding(
+                        severity: .warning, file: last.name, code: FindingCode.fileForeign,
+                        message:
+                            "this file has the name of the store's last WAL segment, but \(reason), so it is not the store's: the store moves it into aside/ when it next opens; look at it and move it out of the store directory"
+                    ))
+                segments.removeLast()
+                lastBytes = segments.last.flatMap { read($0.name) }
             }
         }
         for (index, segment) in segments.enumerated() {

@@ -88,7 +88,9 @@ struct RepairTests {
             files["seg-0000000001.sst"] = files[CleanStore.level1Segment]
             files[ManifestFormat.fileName(1)] = FixtureEncoding.manifest(number: 1, [VersionEdit(logNumber: 1, lastSequence: 0, nextFileNumber: 2)]).bytes
             files["wal-0000000001.log"] = FixtureEncoding.walSegment(number: 1, []).bytes
-            files["manifest-0000000004.tmp"] = [1, 2, 3]
+            // A manifest install cut short: its header, then part of its snapshot.
+            files["manifest-0000000004.tmp"] = Array(
+                FixtureEncoding.manifest(number: 4, [VersionEdit(logNumber: 1, lastSequence: 0, nextFileNumber: 5)]).bytes.prefix(40))
             try writeStore(files, to: store)
 
             let report = try Verifier.verify(path: store, repair: true)

@@ -33,5 +33,26 @@ public struct RecoveryReport: Sendable, Equatable {
     /// acknowledged, so nothing depended on it), if it was; the edit was discarded.
     public var discardedManifestTail: TruncatedTail? = nil
 
+    /// A file the store found under one of its own names that did not hold its own format,
+    /// and moved into the store's `aside/` directory instead of removing it.
+    public struct MovedFile: Sendable, Equatable {
+        /// The file's name in the store directory.
+        public var name: String
+        /// Where it is now, relative to the store directory (`aside/NAME`, with a numeric
+        /// suffix when that name was taken).
+        public var movedTo: String
+        /// Why the file was not taken for the store's own.
+        public var reason: String
+    }
+
+    /// Files named like the store's own leftovers (an old or interrupted WAL segment, a
+    /// segment file or a manifest nothing references) whose contents the store did not
+    /// recognise as its own: it never deletes those, but moves them into `aside/` in the store
+    /// directory, each reported here and logged as a warning. Look at them, then delete them
+    /// or put them where they belong. Always empty for a store opened read-only.
+    public var movedAside: [MovedFile] = []
+    /// What a salvaging open gave up (``StoreOptions/salvage``); nil for an ordinary open.
+    public var salvage: SalvageReport? = nil
+
     public init() {}
 }

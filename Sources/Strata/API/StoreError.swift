@@ -114,11 +114,13 @@ extension StoreError {
         case .badMagic:
             self.init(
                 .corruption,
-                "\(error.message): the store's own file is damaged (or was replaced by another file); run strata-fsck on the store, or restore it from a backup",
+                "\(error.message): the store's own file is damaged (or was replaced by another file); run strata-fsck on the store (with --salvage it keeps what can still be read), or restore it from a backup",
                 file: file, offset: baseOffset + Int64(error.offset))
         default:
             self.init(
-                .corruption, "\(error.message). The file is damaged; run strata-fsck on the store, or restore it from a backup", file: file,
+                .corruption,
+                "\(error.message). The file is damaged; run strata-fsck on the store (with --salvage it keeps what can still be read), or restore it from a backup",
+                file: file,
                 offset: baseOffset + Int64(error.offset))
         }
     }

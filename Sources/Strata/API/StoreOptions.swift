@@ -43,6 +43,25 @@ public struct StoreOptions: Sendable {
     /// that keeps happening.
     public var readOnly: Bool = false
 
+    /// Open a damaged store by giving up what cannot be read, instead of failing with
+    /// ``StoreError/Code/corruption``: for apps that prefer a degraded store to none, and
+    /// for `strata-fsck --salvage`. Default false.
+    ///
+    /// A salvaging open keeps everything it can prove intact and reports the rest in
+    /// ``RecoveryReport/salvage`` (and logs it as a warning):
+    /// - a lost, unreadable or inconsistent manifest is rebuilt from the segment files: every readable one
+    ///   is merged into new files, keeping every version it holds;
+    /// - a damaged region of the WAL is skipped and replay resumes at the next intact record,
+    ///   so the commits on both sides of it are kept; the sequences lost are listed;
+    /// - a segment file that cannot be read whole is moved into the store's `aside/`
+    ///   directory and left out, its key range reported; older versions of those keys, if a
+    ///   deeper file holds them, become visible again.
+    ///
+    /// What was replayed is then written to a segment file and the damaged WAL segments are
+    /// moved into `aside/`, so the next ordinary open succeeds. On an undamaged store it
+    /// opens as usual and ``SalvageReport/isEmpty`` is true. Not allowed with ``readOnly``.
+    public var salvage: Bool = false
+
     /// A WAL segment file is preallocated to this size, and the log moves to a new segment
     /// once it passes it. Default 64 MiB; at least 64 KiB.
     public var walSegmentBytes: Int = 64 << 20

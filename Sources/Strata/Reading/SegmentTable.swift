@@ -99,7 +99,9 @@ final class SegmentTable: @unchecked Sendable {
         do {
             guard try fileSystem.kind(of: path) == .file else {
                 throw StoreError(
-                    .corruption, "the manifest lists segment file \(name), which is missing; run strata-fsck, or restore the store from a backup", file: path)
+                    .corruption,
+                    "the manifest lists segment file \(name), which is missing; run strata-fsck (with --salvage it keeps what can still be read), or restore the store from a backup",
+                    file: path)
             }
             handle = try fileSystem.openFileForReading(path)
         } catch let error as IOError {
@@ -108,7 +110,10 @@ final class SegmentTable: @unchecked Sendable {
         do {
             let size = try handle.size()
             guard UInt64(size) == meta.fileSize else {
-                throw StoreError(.corruption, "segment file \(name) is \(size) bytes, but the manifest says \(meta.fileSize); run strata-fsck", file: path)
+                throw StoreError(
+                    .corruption,
+                    "segment file \(name) is \(size) bytes, but the manifest says \(meta.fileSize); run strata-fsck (with --salvage it keeps what can still be read)",
+                    file: path)
             }
             guard size >= SegmentFormat.footerSize else {
                 throw StoreError(.corruption, "segment file \(name) is too short to hold a footer", file: path)
@@ -136,7 +141,9 @@ final class SegmentTable: @unchecked Sendable {
                 tail.footer.smallestSequence == meta.smallestSequence
             else {
                 throw StoreError(
-                    .corruption, "segment file \(name) does not hold what the manifest says (entries or sequences differ); run strata-fsck", file: path)
+                    .corruption,
+                    "segment file \(name) does not hold what the manifest says (entries or sequences differ); run strata-fsck (with --salvage it keeps what can still be read)",
+                    file: path)
             }
             let mapping = try handle.mapReadOnly()
             if let mapping, mapping.bytes.count != Int(size) {

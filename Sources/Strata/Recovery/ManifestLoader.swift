@@ -16,6 +16,12 @@ struct ManifestLoader {
             loader.currentManifest = current
             try loader.replay(fs.path(directory, ManifestFormat.fileName(current)), number: current, fileSystem: fs, report: &report)
         }
+        try loader.reserveNumbers(names: names, directory: directory, fileSystem: fs)
+        return loader
+    }
+
+    /// Raises `nextFileNumber` above every number a file in the directory carries.
+    mutating func reserveNumbers(names: Set<String>, directory: String, fileSystem fs: any FileSystem) throws {
         // Numbers already on disk are never handed out again, even if a crash kept the
         // manifest from recording them.
         let used = names.compactMap { name in
@@ -34,8 +40,7 @@ struct ManifestLoader {
                             || ManifestFormat.number(fromTemporaryName: name) == highest
                     } ?? directory))
         }
-        loader.state.nextFileNumber = max(loader.state.nextFileNumber, highest + 1)
-        return loader
+        state.nextFileNumber = max(state.nextFileNumber, highest + 1)
     }
 
     private mutating func replay(_ path: String, number: UInt64, fileSystem fs: any FileSystem, report: inout RecoveryReport) throws {
@@ -63,12 +68,16 @@ struct ManifestLoader {
         case nil:
             guard outcome.records > 0 else {
                 throw StoreError(
-                    .corruption, "the manifest holds no record; run strata-fsck, or restore the store from a backup", file: path,
+                    .corruption,
+                    "the manifest holds no record; run strata-fsck (with --salvage it keeps what can still be read), or restore the store from a backup",
+                    file: path,
                     offset: Int64(ManifestFormat.headerSize))
             }
         case .corruption(let offset, let reason, _)?:
             throw StoreError(
-                .corruption, "the manifest is damaged (\(reason)); run strata-fsck, or restore the store from a backup", file: path, offset: Int64(offset))
+                .corruption,
+                "the manifest is damaged (\(reason)); run strata-fsck (with --salvage it keeps what can still be read), or restore the store from a backup",
+                file: path, offset: Int64(offset))
         case .tornTail(let offset, _, let discarded)?:
             // A torn last record is an append that never finished, so nothing acted on it.
             report.discardedManifestTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(offset), discardedBytes: Int64(discarded))
@@ -91,6 +100,19 @@ struct ManifestLoader {
                 throw StoreError(.corruption, "a manifest edit adds segment \(meta.fileNumber) twice", file: path, offset: Int64(offset))
             }
             segments[meta.fileNumber] = meta
+        }
+    }
+
+    /// Throws `.corruption` when two files of a level below 0 overlap: reads would miss keys.
+    func checkLevelsDisjoint(directory: String, fileSystem fs: any FileSystem) throws {
+        let deeper = Dictionary(grouping: segments.values.filter { $0.level > 0 }, by: \.level)
+        for (level, files) in deeper {
+            let sorted = files.sorted { $0.smallestKey.lexicographicallyPrecedes($1.smallestKey) }
+            for (a, b) in zip(sorted, sorted.dropFirst()) where !a.largestKey.lexicographicallyPrecedes(b.smallestKey) {
+                throw StoreError(
+                    .corruption, "segments \(a.fileNumber) and \(b.fileNumber) of level \(level) overlap",
+                    file: fs.path(directory, ManifestFormat.segmentFileName(a.fileNumber)))
+            }
         }
     }
 

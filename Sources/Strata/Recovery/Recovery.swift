@@ -156,20 +156,30 @@ enum Recovery {
     /// mark and a fresh manifest) and leaves the log open for appends. A store opened
     /// read-only (`options.readOnly`) does none of it: it only opens files for reading, skips
     /// what the repairs would remove, and closes every WAL segment once replayed.
-    static func replay(path: String, options: StoreOptions, names: Set<String>, published existing: PublishedState? = nil) throws -> OpenedStore {
+    static func replay(path: String, options: StoreOptions, names listed: Set<String>, published existing: PublishedState? = nil) throws -> OpenedStore {
         let fs = options.fileSystem
         let logger = options.logger
         let readOnly = options.readOnly
-        try checkIdentity(path: path, names: names, fs: fs, mayCreate: !readOnly)
+        guard !(readOnly && options.salvage) else {
+            throw StoreError(.invalidArgument, "a store opened read-only cannot be salvaged, since salvage writes; leave out readOnly or salvage")
+        }
+        try checkIdentity(path: path, names: listed, fs: fs, mayCreate: !readOnly)
 
+        var names = listed
         var report = RecoveryReport()
         let cache = BlockCache(capacity: options.blockCacheBytes)
-        var loaded = try ManifestLoader.load(directory: path, names: names, fileSystem: fs, report: &report)
-        let levels = try loaded.openLevels(directory: path, fileSystem: fs, cache: cache)
+        // A salvaging open gives up what it cannot read instead of failing (Salvage.swift).
+        var salvage: SalvageRun? = options.salvage ? SalvageRun() : nil
+        var loaded = try Salvage.loadManifest(path: path, names: &names, options: options, cache: cache, report: &report, run: &salvage)
+        if salvage != nil {
+            try Salvage.dropDamagedSegments(&loaded, path: path, names: &names, options: options, report: &report, run: &salvage!)
+        }
+        var levels = try loaded.openLevels(directory: path, fileSystem: fs, cache: cache)
         report.segmentFiles = loaded.segments.count
 
         if !readOnly {
             try removeUnreferencedFiles(path: path, names: names, loaded: loaded, options: options, report: &report)
+            names = Set(try fs.listDirectory(path))
         }
 
         var segments = names.compactMap(WALWriter.segmentNumber(fromName:)).filter { $0 >= loaded.state.logNumber }.sorted()
@@ -178,9 +188,13 @@ enum Recovery {
         // segment creation that a crash interrupted: remove it (WALWriter invariant 3), or
         // when read-only, pass over it.
         // The last segment's bytes, read once for this check and for replay.
+        // A last segment that does not even start with the WAL magic is no segment of this
+        // store (WALWriter writes the header before anything else): it is set aside, never
+        // removed, and the one before it is the last.
         var lastSegmentBytes: [UInt8]? = nil
-        if let last = segments.last {
-            let lastPath = fs.path(path, WALWriter.segmentName(last))
+        while let last = segments.last {
+            let lastName = WALWriter.segmentName(last)
+            let lastPath = fs.path(path, lastName)
             let bytes = try fs.readWholeFile(lastPath)
             lastSegmentBytes = bytes
             if WALTail.isIncompleteSegment(bytes) {
@@ -189,9 +203,16 @@ enum Recovery {
                 if !readOnly {
                     try removeIfPresent(lastPath, fs)
                     try fs.syncDirectory(path)
-                    report.removedIncompleteSegments.append(WALWriter.segmentName(last))
+                    report.removedIncompleteSegments.append(lastName)
                     logger.warning("removed a WAL segment whose creation was interrupted", metadata: ["file": "\(lastPath)"])
                 }
+                break
+            }
+            guard case .foreign(let reason) = FileRecognition.wal(bytes, number: last) else { break }
+            lastSegmentBytes = nil
+            segments.removeLast()
+            if !readOnly {
+                try AsideDirectory.move(lastName, in: path, reason: reason, options: options, report: &report)
             }
         }
 
@@ -210,20 +231,33 @@ enum Recovery {
             let handle = try isLast && !readOnly ? fs.openFile(segmentPath, create: false) : fs.openFileForReading(segmentPath)
             do {
                 let bytes = try (isLast ? lastSegmentBytes : nil) ?? handle.readAll()
-                let header: WALFormat.SegmentHeader
+                var header = WALFormat.SegmentHeader(segmentNumber: number)
                 do {
                     header = try bytes.withUnsafeBytes { try WALFormat.SegmentHeader.decode($0) }
                 } catch let error as FormatError {
-                    throw StoreError(error, file: segmentPath)
+                    if case .unsupportedVersion = error.kind { throw StoreError(error, file: segmentPath) }
+                    guard salvage != nil else { throw StoreError(error, file: segmentPath) }
+                    Salvage.dropHeader(
+                        name: WALFormat.fileName(number), reason: "the segment's header is damaged (\(error.message))", run: &salvage!, logger: logger)
                 }
-                guard header.segmentNumber == number else {
-                    throw StoreError(
-                        .corruption, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number)", file: segmentPath,
-                        offset: 16)
+                if header.segmentNumber != number {
+                    guard salvage != nil else {
+                        throw StoreError(
+                            .corruption, "the WAL segment's header says it is number \(header.segmentNumber), but its name says \(number)",
+                            file: segmentPath, offset: 16)
+                    }
+                    Salvage.dropHeader(
+                        name: WALFormat.fileName(number), reason: "the segment's header says it is number \(header.segmentNumber)", run: &salvage!,
+                        logger: logger)
                 }
-                let outcome = try replaySegment(
-                    bytes, path: segmentPath, isLast: isLast, into: &replayed,
-                    lastSequence: &lastSequence, report: &report)
+                let outcome =
+                    salvage != nil
+                    ? Salvage.replaySegment(
+                        bytes, name: WALFormat.fileName(number), path: segmentPath, isLast: isLast, into: &replayed,
+                        lastSequence: &lastSequence, report: &report, run: &salvage!, logger: logger)
+                    : try replaySegment(
+                        bytes, path: segmentPath, isLast: isLast, into: &replayed,
+                        lastSequence: &lastSequence, report: &report)
                 let end = outcome.end
                 report.segmentsReplayed += 1
                 segmentSizes[number] = end
@@ -278,9 +312,25 @@ enum Recovery {
             }
         }
 
-        let memtable = MemTable()
+        var memtable = MemTable()
         replayed.apply(to: memtable)
         report.lastSequence = lastSequence
+        // After a salvaged replay, what was read goes into a segment file and the log starts
+        // afresh, so the next open meets none of the damage (the replayed segments are
+        // retired once the new manifest is installed).
+        var retiredLog: [UInt64] = []
+        if let run = salvage, run.mustRewriteLog {
+            try writerHandle?.close()
+            writerHandle = nil
+            if let table = try Salvage.writeReplayed(
+                memtable, loaded: &loaded, lastSequence: lastSequence, lastWAL: segments.last, path: path, options: options, cache: cache)
+            {
+                levels[0].insert(table, at: 0)
+            }
+            memtable = MemTable()
+            segmentSizes = [:]
+            retiredLog = segments
+        }
 
         if readOnly {
             // A store from before format 1.1 has no identity yet, and only a store that writes
@@ -334,6 +384,18 @@ enum Recovery {
         let manifest = try ManifestWriter.install(
             number: manifestNumber, snapshot: VersionSet.snapshotEdit(loaded.state, Array(loaded.segments.values)),
             fileSystem: fs, directory: path, rollBytes: options.manifestRollBytes ?? ManifestWriter.rollBytes)
+        if let run = salvage {
+            if !retiredLog.isEmpty { try Salvage.retireLog(retiredLog, path: path, options: options, report: &report, run: run) }
+            report.salvage = run.report
+            if !run.report.isEmpty {
+                logger.warning(
+                    "opened a damaged store by salvage",
+                    metadata: [
+                        "manifestRebuilt": "\(run.report.manifestRebuilt ?? "no")", "droppedLogRegions": "\(run.report.droppedLogBytes.count)",
+                        "missingSequences": "\(run.report.missingSequences)", "lostSegments": "\(run.report.lostSegments.map(\.file))"
+                    ])
+            }
+        }
         let published = publish(memtable: memtable, levels: levels, state: loaded.state, sequence: lastSequence, into: existing)
         let versions = VersionSet(
             published: published, wal: inventory, manifest: manifest, state: loaded.state,
@@ -361,26 +423,35 @@ enum Recovery {
     }
 
     /// Removes files nothing references: WAL segments a flush covered, segment files of a
-    /// flush or compaction that never reached the manifest, and manifest leftovers.
+    /// flush or compaction that never reached the manifest, and manifest leftovers. Only a
+    /// file whose contents the store recognises as its own is removed; any other is set aside
+    /// (`AsideDirectory`), since a name alone does not prove the store wrote it.
     private static func removeUnreferencedFiles(
         path: String, names: Set<String>, loaded: ManifestLoader, options: StoreOptions, report: inout RecoveryReport
     ) throws {
         let fs = options.fileSystem
+        var removed: [String] = []
         for name in names.sorted() {
-            let walNumber = WALWriter.segmentNumber(fromName: name)
-            let obsoleteWAL = walNumber.map { $0 < loaded.state.logNumber } ?? false
-            let strayFile = ManifestFormat.number(fromSegmentName: name).map { loaded.segments[$0] == nil } ?? false
-            let strayManifest =
-                ManifestFormat.number(fromTemporaryName: name) != nil
-                || (ManifestFormat.number(fromManifestName: name).map { $0 != loaded.currentManifest } ?? false)
-            if obsoleteWAL || strayFile || strayManifest {
+            // A file gone since the listing was removed by this process (see removeIfPresent).
+            let verdict: FileRecognition.Verdict?
+            do {
+                verdict = try leftoverVerdict(name, path: path, loaded: loaded, fileSystem: fs)
+            } catch let error as IOError where error.code == .notFound {
+                continue
+            }
+            guard let verdict else { continue }
+            switch verdict {
+            case .own:
                 try removeIfPresent(fs.path(path, name), fs)
-                report.removedUnreferencedFiles.append(name)
+                removed.append(name)
+            case .foreign(let reason):
+                try AsideDirectory.move(name, in: path, reason: reason, options: options, report: &report)
             }
         }
-        if !report.removedUnreferencedFiles.isEmpty {
+        report.removedUnreferencedFiles.append(contentsOf: removed)
+        if !removed.isEmpty {
             try fs.syncDirectory(path)
-            options.logger.info("removed files no manifest references", metadata: ["files": "\(report.removedUnreferencedFiles)"])
+            options.logger.info("removed files no manifest references", metadata: ["files": "\(removed)"])
         }
     }
 
@@ -393,6 +464,27 @@ enum Recovery {
         } catch let error as IOError where error.code == .notFound {
             return
         }
+    }
+
+    /// For a file nothing references (by its name), whether its contents are the store's own;
+    /// nil for any other file.
+    private static func leftoverVerdict(
+        _ name: String, path: String, loaded: ManifestLoader, fileSystem fs: any FileSystem
+    ) throws -> FileRecognition.Verdict? {
+        if let number = WALWriter.segmentNumber(fromName: name), number < loaded.state.logNumber {
+            return FileRecognition.wal(try fs.readWholeFile(fs.path(path, name)), number: number)
+        }
+        if let number = ManifestFormat.number(fromSegmentName: name), loaded.segments[number] == nil {
+            return FileRecognition.segment(try fs.readWholeFile(fs.path(path, name)))
+        }
+        let manifestNumber =
+            ManifestFormat.number(fromTemporaryName: name)
+            ?? ManifestFormat.number(fromManifestName: name).flatMap { $0 != loaded.currentManifest ? $0 : nil }
+        if let manifestNumber {
+            let identifier = loaded.state.storeIdentifier.isEmpty ? nil : loaded.state.storeIdentifier
+            return FileRecognition.manifest(try fs.readWholeFile(fs.path(path, name)), number: manifestNumber, storeIdentifier: identifier)
+        }
+        return nil
     }
 
     /// Replays one segment's records into `replayed` and returns where its valid data ends
@@ -415,12 +507,12 @@ enum Recovery {
         case .corruption(let offset, let reason, .laterRecord(let proof))?:
             throw StoreError(
                 .corruption,
-                "WAL is damaged (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck, or restore from a backup",
+                "WAL is damaged (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck (with --salvage it keeps what can still be read), or restore from a backup",
                 file: path, offset: Int64(offset))
         case .corruption(let offset, let reason, _)?:
             throw StoreError(
                 .corruption,
-                "WAL segment is damaged (\(reason)) in a part that was synced before the next segment began; run strata-fsck, or restore from a backup",
+                "WAL segment is damaged (\(reason)) in a part that was synced before the next segment began; run strata-fsck (with --salvage it keeps what can still be read), or restore from a backup",
                 file: path, offset: Int64(offset))
         case .tornTail(let offset, _, let discarded)?:
             report.truncatedTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(offset), discardedBytes: Int64(discarded))
