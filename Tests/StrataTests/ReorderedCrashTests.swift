@@ -17,7 +17,7 @@ struct ReorderedCrashTests {
 
     static let budgets = LevelBudgets()
     /// Small, so the workload installs several manifests (create, rename, unlink the old one).
-    static let manifestRollBytes = 6 << 10
+    static let manifestRollBytes = 256
 
     static func workload(seed: UInt64) -> CrashWorkload {
         CrashWorkload(
