@@ -56,8 +56,7 @@ struct ReorderedCrashTests {
                 counts.operations += 1
                 return counts.operations
             }
-            // One pending operation: the in-order images already cover it.
-            guard fileSystem.pendingEntryOperations.count >= 2, failures.withLock({ $0.count }) < 5 else { return }
+            guard !fileSystem.pendingEntryOperations.isEmpty, failures.withLock({ $0.count }) < 5 else { return }
             var checked = 0
             for keepingUnsyncedData in [false, true] {
                 checked += Self.checkReordered(
@@ -79,7 +78,7 @@ struct ReorderedCrashTests {
             "[ReorderedCrashTests] seed \(seed): \(images) reordered crash images checked at \(moments) of \(operations) entry operations; \(String(format: "%.1f", Date().timeIntervalSince(started))) s"
         )
         #expect(finished, "seed \(seed): the workload did not finish")
-        #expect(moments >= 5, "seed \(seed): only \(moments) moments with two or more unsynced entry operations")
+        #expect(moments >= 20, "seed \(seed): only \(moments) moments with unsynced entry operations")
         let found = failures.withLock { $0 }
         #expect(found.isEmpty, "\(found.joined(separator: "\n")) (replay with STRATA_SEED=\(seed))")
     }
