@@ -10,7 +10,8 @@
 // A crash image (`crashImage`) keeps everything durable and undoes some of the rest:
 // - of each directory's pending entry operations it keeps a prefix (metadata reaches the disk
 //   in order, as with ext4's journal). A rename across directories is one operation in each,
-//   so it can be half undone: the file under both names, or neither;
+//   so it can be half undone: the file under both names, or neither. (The reordered images of
+//   SimulatedFileSystem+Reorder.swift keep any subset instead, a rename whole;)
 // - of each file's pending operations it keeps any subset, and a write can be torn: each
 //   512-byte sector it touches (aligned to absolute file offsets) independently gets the new
 //   bytes, keeps the old ones, or gets garbage;
