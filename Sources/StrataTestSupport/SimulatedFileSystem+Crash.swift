@@ -16,6 +16,16 @@ extension SimulatedFileSystem {
         /// only log usually ends; otherwise each operation independently, as a device that
         /// reorders writes may leave it).
         case random(seed: UInt64)
+        /// One possible state of a file system that reorders metadata, fixed by `seed`: each
+        /// unsynced entry operation (create, mkdir, rename, unlink) survives or not on its
+        /// own, whatever its order, except that nothing naming a node survives without the
+        /// node's creation; files as in `.random`.
+        case reordered(seed: UInt64)
+        /// Exactly the unsynced entry operations numbered in `kept` (see
+        /// `pendingEntryOperations`) survive, less any naming a node whose creation does not;
+        /// each file keeps its unsynced changes when `keepingUnsyncedData`, else its synced
+        /// bytes only.
+        case entryOperations(kept: Set<Int>, keepingUnsyncedData: Bool)
     }
 
     /// The unit a torn write is torn in: each sector of a write, aligned to absolute file
@@ -44,8 +54,9 @@ extension SimulatedState {
         image.nextNodeID = nextNodeID
         var visited: Set<Int> = [Self.rootID]
         var stack = [Self.rootID]
+        let keptOperations = entryOperationsKept(mode)
         while let id = stack.popLast() {
-            let entries = directories[id]!.entriesAfterCrash(mode, id: id)
+            let entries = directories[id]!.entriesAfterCrash(mode, id: id, keeping: keptOperations)
             var kept: [String: Int] = [:]
             for name in entries.keys.sorted() {
                 let target = entries[name]!
@@ -69,10 +80,20 @@ extension SimulatedState {
 }
 
 extension DirectoryNode {
-    /// The durable entries plus a prefix of the pending entry operations.
-    func entriesAfterCrash(_ mode: SimulatedFileSystem.CrashMode, id: Int) -> [String: Int] {
+    /// The durable entries plus the pending entry operations numbered in `kept` when given,
+    /// otherwise a prefix of them.
+    func entriesAfterCrash(_ mode: SimulatedFileSystem.CrashMode, id: Int, keeping kept: Set<Int>?) -> [String: Int] {
+        if let kept {
+            var result = durableEntries
+            for (operation, number) in zip(pending, pendingIDs) where kept.contains(number) {
+                for change in operation { result[change.name] = change.target }
+            }
+            return result
+        }
         let keptCount: Int
         switch mode {
+        case .reordered, .entryOperations:
+            preconditionFailure("a reordered image names the operations it keeps")
         case .loseAllUnsynced:
             keptCount = 0
         case .keepAll:
@@ -102,7 +123,9 @@ extension FileNode {
             return durable
         case .keepAll:
             return live
-        case .random(let seed):
+        case .entryOperations(_, let keepingUnsyncedData):
+            return keepingUnsyncedData ? live : durable
+        case .random(let seed), .reordered(let seed):
             guard !pending.isEmpty else { return durable }
             var random = SeededRandom(seed: seed, stream: UInt64(id))
             var contents = durable

@@ -68,6 +68,10 @@ struct DirectoryNode {
     /// Entry operations since then, oldest first. Each is applied atomically: a rename within
     /// one directory is a single operation of two changes.
     var pending: [[EntryChange]] = []
+    /// The file system wide number of each pending operation (`SimulatedState.nextEntryOperation`):
+    /// the two halves of a rename across directories share one, so a crash image that keeps
+    /// any subset keeps both or neither.
+    var pendingIDs: [Int] = []
 
     init() {}
 
@@ -77,14 +81,16 @@ struct DirectoryNode {
         durableEntries = entries
     }
 
-    mutating func record(_ changes: [EntryChange]) {
+    mutating func record(_ changes: [EntryChange], id: Int) {
         for change in changes { entries[change.name] = change.target }
         pending.append(changes)
+        pendingIDs.append(id)
     }
 
     mutating func sync() {
         durableEntries = entries
         pending.removeAll()
+        pendingIDs.removeAll()
     }
 }
 
@@ -123,6 +129,13 @@ struct SimulatedState {
     var armedFault: (fault: SimulatedFileSystem.Fault, record: SimulatedFileSystem.OperationRecord)? = nil
     /// Read-only media: every mutation and every open for writing fails with EROFS.
     var readOnly = false
+    /// The number the next directory entry operation gets (`DirectoryNode.pendingIDs`).
+    var nextEntryOperation = 0
+    /// Node id -> the number of the entry operation that created it, while that may be
+    /// pending: a crash image keeps no later operation on the node without it.
+    var creatingOperation: [Int: Int] = [:]
+    /// Told of every entry operation (SimulatedFileSystem+Reorder.swift).
+    var entryObserver: (@Sendable (SimulatedFileSystem.EntryOperation) -> Void)? = nil
 
     // MARK: Operation accounting
 
@@ -209,8 +222,21 @@ struct SimulatedState {
     mutating func createFile(named name: String, in directory: Int) -> Int {
         let id = newNodeID()
         files[id] = FileNode()
-        directories[directory]!.record([EntryChange(name: name, target: id)])
+        creatingOperation[id] = recordEntries([EntryChange(name: name, target: id)], in: directory)
         return id
+    }
+
+    /// Records one entry operation in `directory`, numbered; returns its number.
+    @discardableResult
+    mutating func recordEntries(_ changes: [EntryChange], in directory: Int, id: Int? = nil) -> Int {
+        let number = id ?? newEntryOperation()
+        directories[directory]!.record(changes, id: number)
+        return number
+    }
+
+    mutating func newEntryOperation() -> Int {
+        defer { nextEntryOperation += 1 }
+        return nextEntryOperation
     }
 
     /// Drops inodes nothing refers to any more, live or in some possible crash state, so a
@@ -230,6 +256,9 @@ struct SimulatedState {
         if files.keys.contains(where: { !referenced.contains($0) }) {
             files = files.filter { referenced.contains($0.key) }
         }
+        // A creation no directory still holds pending is durable (or gone) for good.
+        let pendingOperations = Set(directories.values.flatMap(\.pendingIDs))
+        creatingOperation = creatingOperation.filter { pendingOperations.contains($0.value) }
     }
 }
 

@@ -10,7 +10,8 @@
 // A crash image (`crashImage`) keeps everything durable and undoes some of the rest:
 // - of each directory's pending entry operations it keeps a prefix (metadata reaches the disk
 //   in order, as with ext4's journal). A rename across directories is one operation in each,
-//   so it can be half undone: the file under both names, or neither;
+//   so it can be half undone: the file under both names, or neither. (The reordered images of
+//   SimulatedFileSystem+Reorder.swift keep any subset instead, a rename whole;)
 // - of each file's pending operations it keeps any subset, and a write can be torn: each
 //   512-byte sector it touches (aligned to absolute file offsets) independently gets the new
 //   bytes, keeps the old ones, or gets garbage;
@@ -182,6 +183,7 @@ public final class SimulatedFileSystem: FileSystem {
     // MARK: FileSystem
 
     public func openFile(_ path: String, create: Bool) throws -> any FileHandle {
+        var created = false
         let token = try state.withLock { state in
             try state.begin(.open, "open", path)
             let components = try pathComponents(path, "open")
@@ -199,11 +201,13 @@ public final class SimulatedFileSystem: FileSystem {
                 if state.takeArmedFault(.diskFull) { throw state.armedFaultError(.diskFull, "open", path) }
                 try state.beginMutation("open", path)
                 inode = state.createFile(named: name, in: parent)
+                created = true
             }
             let token = state.newToken()
             state.openHandles[token] = inode
             return token
         }
+        if created { notifyEntryOperation(.init(kind: .create, path: path)) }
         return SimulatedFileHandle(fileSystem: self, token: token, path: path, readOnly: false)
     }
 
@@ -233,21 +237,23 @@ public final class SimulatedFileSystem: FileSystem {
     }
 
     public func createDirectory(_ path: String) throws {
-        try state.withLock { state in
+        let created = try state.withLock { state -> Bool in
             try state.begin(.createDirectory, "mkdir", path)
             let components = try pathComponents(path, "mkdir")
-            guard let name = components.last else { return }  // root always exists
+            guard let name = components.last else { return false }  // root always exists
             let parent = try state.directoryID(components.dropLast(), "mkdir", path)
             if let existing = state.directories[parent]!.entries[name] {
                 guard state.directories[existing] != nil else { throw ioError(.alreadyExists, "mkdir", path, "a file is in the way") }
-                return
+                return false
             }
             state.noteCreation()
             try state.beginMutation("mkdir", path)
             let id = state.newNodeID()
             state.directories[id] = DirectoryNode()
-            state.directories[parent]!.record([EntryChange(name: name, target: id)])
+            state.creatingOperation[id] = state.recordEntries([EntryChange(name: name, target: id)], in: parent)
+            return true
         }
+        if created { notifyEntryOperation(.init(kind: .createDirectory, path: path)) }
     }
 
     public func listDirectory(_ path: String) throws -> [String] {
@@ -260,7 +266,7 @@ public final class SimulatedFileSystem: FileSystem {
 
     public func rename(_ source: String, to destination: String) throws {
         let description = "\(source) -> \(destination)"
-        try state.withLock { state in
+        let moved = try state.withLock { state -> Bool in
             try state.begin(.rename, "rename", description)
             let from = try pathComponents(source, "rename")
             let to = try pathComponents(destination, "rename")
@@ -288,16 +294,17 @@ public final class SimulatedFileSystem: FileSystem {
             }
             try state.beginMutation("rename", description)
             // Renaming a name onto itself, or onto another name of the same node, does nothing.
-            guard replaced != moving else { return }
+            guard replaced != moving else { return false }
             if fromParent == toParent {
-                state.directories[fromParent]!.record([
-                    EntryChange(name: fromName, target: nil), EntryChange(name: toName, target: moving)
-                ])
+                state.recordEntries(
+                    [EntryChange(name: fromName, target: nil), EntryChange(name: toName, target: moving)], in: fromParent)
             } else {
-                state.directories[fromParent]!.record([EntryChange(name: fromName, target: nil)])
-                state.directories[toParent]!.record([EntryChange(name: toName, target: moving)])
+                let number = state.recordEntries([EntryChange(name: fromName, target: nil)], in: fromParent)
+                state.recordEntries([EntryChange(name: toName, target: moving)], in: toParent, id: number)
             }
+            return true
         }
+        if moved { notifyEntryOperation(.init(kind: .rename, path: description)) }
     }
 
     public func removeFile(_ path: String) throws {
@@ -311,8 +318,9 @@ public final class SimulatedFileSystem: FileSystem {
             }
             guard state.files[target] != nil else { throw ioError(.isADirectory, "unlink", path, "is a directory") }
             try state.beginMutation("unlink", path)
-            state.directories[parent]!.record([EntryChange(name: name, target: nil)])
+            state.recordEntries([EntryChange(name: name, target: nil)], in: parent)
         }
+        notifyEntryOperation(.init(kind: .remove, path: path))
     }
 
     public func syncDirectory(_ path: String) throws {
@@ -326,6 +334,7 @@ public final class SimulatedFileSystem: FileSystem {
     }
 
     public func lockFile(_ path: String) throws -> any FileLock {
+        var created = false
         let token = try state.withLock { state in
             try state.begin(.lock, "flock", path)
             let components = try pathComponents(path, "flock")
@@ -344,11 +353,13 @@ public final class SimulatedFileSystem: FileSystem {
                 state.noteCreation()
                 try state.beginMutation("flock", path)
                 inode = state.createFile(named: name, in: parent)
+                created = true
             }
             let token = state.newToken()
             state.heldLocks[token] = inode
             return token
         }
+        if created { notifyEntryOperation(.init(kind: .create, path: path)) }
         return SimulatedFileLock(fileSystem: self, token: token, path: path)
     }
 

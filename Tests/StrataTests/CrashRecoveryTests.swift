@@ -137,13 +137,14 @@ enum CrashHarness {
 
     static func options(
         _ fileSystem: SimulatedFileSystem, failpoints: Failpoints? = nil,
-        segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil
+        segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil, manifestRollBytes: Int? = nil
     ) -> StoreOptions {
         var options = StoreOptions()
         options.fileSystem = fileSystem
         options.walSegmentBytes = segmentBytes
         options.logger.logLevel = .critical
         options.failpoints = failpoints
+        options.manifestRollBytes = manifestRollBytes
         levels?.apply(to: &options)
         return options
     }
@@ -160,13 +161,15 @@ enum CrashHarness {
     /// every step succeeded, before it closes.
     static func run(
         _ workload: CrashWorkload, on fileSystem: SimulatedFileSystem, failpoints: Failpoints? = nil,
-        segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil, outcome: SharedOutcome,
+        segmentBytes: Int = 64 * 1024, levels: LevelBudgets? = nil, manifestRollBytes: Int? = nil, outcome: SharedOutcome,
         inspect: ((Store) -> Void)? = nil
     ) {
         // The store's parent directory is durable before the workload starts, as an app's
         // container directory is.
         guard (try? fileSystem.createDirectory("/crash")) != nil, (try? fileSystem.syncDirectory("/")) != nil,
-            let store = try? Store(path: storePath, options: options(fileSystem, failpoints: failpoints, segmentBytes: segmentBytes, levels: levels))
+            let store = try? Store(
+                path: storePath,
+                options: options(fileSystem, failpoints: failpoints, segmentBytes: segmentBytes, levels: levels, manifestRollBytes: manifestRollBytes))
         else { return }
         defer { try? store.close() }
         var next = 1
