@@ -38,10 +38,14 @@ public enum BuiltExecutable {
         if FileManager.default.fileExists(atPath: "/proc/self/exe") {
             directories.append(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
         }
-        // macOS: the `.xctest` bundle sits in the products directory; `xctest` loads it.
-        for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
-            directories.append(bundle.bundleURL.deletingLastPathComponent())
-        }
+        #if canImport(Darwin)
+            // macOS: the `.xctest` bundle sits in the products directory; `xctest` loads it.
+            // (Not on Linux, where it is not needed and Foundation keeps the list of every
+            // bundle in memory it never frees, which `scripts/asan` would report as leaked.)
+            for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
+                directories.append(bundle.bundleURL.deletingLastPathComponent())
+            }
+        #endif
         directories.append(Bundle.main.bundleURL)
         directories.append(Bundle.main.bundleURL.deletingLastPathComponent())
         if let first = CommandLine.arguments.first {

@@ -13,7 +13,7 @@ import Testing
 private func directoryContents(_ path: String) throws -> [String: [UInt8]] {
     var contents: [String: [UInt8]] = [:]
     for name in try FileManager.default.contentsOfDirectory(atPath: path) {
-        contents[name] = Array(try Data(contentsOf: URL(fileURLWithPath: path + "/" + name)))
+        contents[name] = try fileBytes(atPath: path + "/" + name)
     }
     return contents
 }
@@ -282,7 +282,7 @@ struct CLICommandTests {
                 #expect(result.errorText.hasPrefix("strata: "), "\(arguments): \(result)")
                 #expect(!result.errorText.contains("Fatal error"), "\(arguments): \(result)")
             }
-            #expect(try String(contentsOfFile: file, encoding: .utf8) == "not a store")
+            #expect(String(decoding: try fileBytes(atPath: file), as: UTF8.self) == "not a store")
         }
     }
 

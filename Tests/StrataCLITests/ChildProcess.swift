@@ -191,6 +191,10 @@ final class StrataProcess: Sendable {
             kill(pid, SIGKILL)
             throw ProcessTimeout(program: program, arguments: arguments)
         }
+        // Returns at once, the process having ended. Foundation releases a process it started
+        // (and the pipes it holds) only once `waitUntilExit` has seen it end; polling
+        // `isRunning` alone keeps them in memory for good, which `scripts/asan` reports.
+        process.waitUntilExit()
         return CLIResult(
             status: process.terminationStatus,
             signaled: process.terminationReason == .uncaughtSignal,

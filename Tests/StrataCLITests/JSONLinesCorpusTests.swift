@@ -22,7 +22,7 @@ import Testing
         #expect(!inputs.isEmpty, "Fixtures/fuzz/jsonlines holds no inputs")
         for input in inputs {
             try await withTemporaryDirectory(label: "jsonlines-corpus") { dir in
-                let result = try await strata("import", dir.path("corpus.strata"), input: Array(try Data(contentsOf: input)))
+                let result = try await strata("import", dir.path("corpus.strata"), input: try fileBytes(atPath: input.path))
                 #expect(!result.signaled, "\(input.lastPathComponent): strata import died on a signal: \(result)")
                 #expect(result.status == 0 || !result.errorText.isEmpty, "\(input.lastPathComponent): \(result)")
             }

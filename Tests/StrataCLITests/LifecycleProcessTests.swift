@@ -266,6 +266,8 @@ struct LifecycleProcessTests {
     /// Kills a child that a failed check left running (or frozen), so none outlives the test.
     static func stop(_ child: StrataProcess) {
         if child.isRunning { kill(child.pid, SIGKILL) }
+        // Lets Foundation release the process (see `StrataProcess.finish`); quick, it has ended.
+        child.process.waitUntilExit()
     }
 
     /// Starts a writer that commits `records` records, suspends the store and waits for

@@ -8,6 +8,7 @@
 // decode paths; the test half is left out there.
 #if !STRATA_FUZZ
     import Foundation
+    import StrataTestSupport
     import Testing
 #endif
 
@@ -367,11 +368,11 @@ final class FuzzMappedFile {
             let inputs = try Self.inputs(target)
             #expect(!inputs.isEmpty, "Fixtures/fuzz/\(target) holds no inputs")
             let body = StoreFileFuzzing.body(for: target)
-            for input in inputs { body(Array(try Data(contentsOf: input))) }
+            for input in inputs { body(try fileBytes(atPath: input.path)) }
         }
 
         static func crash(_ target: String, _ name: String) throws -> [UInt8] {
-            Array(try Data(contentsOf: corpusRoot.appendingPathComponent("\(target)/crashes/\(name)")))
+            try fileBytes(atPath: corpusRoot.appendingPathComponent("\(target)/crashes/\(name)").path)
         }
 
         /// Index handles whose offsets and sizes add up to the filter block's offset only by

@@ -12,8 +12,11 @@ import Testing
 private struct TimedOut: Error {}
 
 /// Runs `body`, failing the test instead of hanging when it takes longer than `seconds`
-/// (an observation that never delivers would otherwise wait forever).
-private func withDeadline(_ seconds: Int = 30, _ body: @escaping @Sendable () async throws -> Void) async throws {
+/// (an observation that never delivers would otherwise wait forever). Only a guard against a
+/// hang, never a speed check: in the full suite on two cores these tests share the machine
+/// with crash suites that keep both cooperative threads busy for minutes, and a test that
+/// takes 1.5 s alone once took over 30 s there and failed.
+private func withDeadline(_ seconds: Int = 300, _ body: @escaping @Sendable () async throws -> Void) async throws {
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await body() }
         group.addTask {
@@ -60,7 +63,7 @@ struct ObservationTests {
     @Test("each value is delivered at a newer version than the one before")
     func versionsStrictlyIncrease() async throws {
         let store = try Self.open()
-        try await withDeadline(60) {
+        try await withDeadline {
             let observation = store.observe(.scan(prefix: key("k/")))
             let consumer = Task {
                 var versions: [UInt64] = []

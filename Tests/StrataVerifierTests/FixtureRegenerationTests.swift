@@ -1,5 +1,6 @@
 import Foundation
 import StrataFixtureKit
+import StrataTestSupport
 import Testing
 
 /// The checked-in fixtures are exactly what the generator writes, so neither can drift.
@@ -28,8 +29,8 @@ struct FixtureRegenerationTests {
                             actual[file] == bytes, "\(name)/\(file) differs from what the generator writes; run `swift run strata-fixtures Fixtures/stores`")
                     }
                 } else {
-                    let expected = try Data(contentsOf: URL(fileURLWithPath: generatedPath))
-                    #expect((try? Data(contentsOf: URL(fileURLWithPath: checkedInPath))) == expected, "\(name) differs from what the generator writes")
+                    let expected = try fileBytes(atPath: generatedPath)
+                    #expect((try? fileBytes(atPath: checkedInPath)) == expected, "\(name) differs from what the generator writes")
                 }
             }
         }

@@ -46,12 +46,14 @@ func fsck(_ arguments: String...) async throws -> FsckResult {
         }
         try await Task.sleep(for: .milliseconds(2))
     }
+    // Returns at once now; without it Foundation never releases the process it started.
+    process.waitUntilExit()
     try stdout.close()
     try stderr.close()
     return FsckResult(
         status: process.terminationStatus,
-        output: try String(contentsOfFile: stdoutPath, encoding: .utf8),
-        errorText: try String(contentsOfFile: stderrPath, encoding: .utf8))
+        output: String(decoding: try fileBytes(atPath: stdoutPath), as: UTF8.self),
+        errorText: String(decoding: try fileBytes(atPath: stderrPath), as: UTF8.self))
 }
 
 struct FsckTimeout: Error, CustomStringConvertible {

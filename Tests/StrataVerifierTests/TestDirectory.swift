@@ -29,7 +29,7 @@ func directoryContents(_ path: String) throws -> [String: [UInt8]] {
     for name in try FileManager.default.contentsOfDirectory(atPath: path) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path + "/" + name, isDirectory: &isDirectory), isDirectory.boolValue { continue }
-        contents[name] = Array(try Data(contentsOf: URL(fileURLWithPath: path).appendingPathComponent(name)))
+        contents[name] = try fileBytes(atPath: URL(fileURLWithPath: path).appendingPathComponent(name).path)
     }
     return contents
 }
