@@ -3,6 +3,7 @@
 // benchmark dependencies. From the repository root:
 //   swift run -c release --package-path Benchmarks strata-bench        (the comparison)
 //   swift run -c release --package-path Benchmarks strata-records      (typed records)
+//   swift run -c release --package-path Benchmarks strata-chart --output chart.svg *.jsonl  (chart of --json results)
 // From this directory (the thresholds are read from ./Thresholds):
 //   swift package benchmark                                             (microbenchmarks)
 //   swift package benchmark thresholds check --metric mallocCountTotal
@@ -99,6 +100,9 @@ let package = Package(
             path: "Sources/StrataAppLayer",
             swiftSettings: strictSettings
         ),
+        // An SVG chart and a markdown table of strata-bench --json results at several sizes.
+        // Foundation alone, so it builds without the peers or the argument parser.
+        .executableTarget(name: "strata-chart", swiftSettings: strictSettings),
         // Microbenchmarks of the hot paths, with allocation thresholds in Thresholds/.
         .executableTarget(
             name: "StrataMicro",

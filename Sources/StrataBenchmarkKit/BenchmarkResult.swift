@@ -1,7 +1,9 @@
 // One measured result and its JSON line (shared/bench/WORKLOADS.md, "Output"):
 //   {"engine":"strata","workload":"fillseq","ops":1000000,"seconds":0.91,"ops_per_s":1098901}
-// The five fields come first, in that order. A result whose workload could not run in full
-// (overwrite without compaction) adds a sixth, "note", saying what was left out.
+// The five fields come first, in that order. Then "num", the run's N (`--num`), when known, so
+// results of runs at several sizes can be drawn together (scripts/scale-chart); and, for a
+// result whose workload could not run in full (overwrite without compaction), "note", saying
+// what was left out.
 import Foundation
 
 public struct BenchmarkResult: Sendable, Equatable {
@@ -12,13 +14,19 @@ public struct BenchmarkResult: Sendable, Equatable {
     public var ops: Int
     /// Wall-clock seconds of the measured part.
     public var seconds: Double
+    /// The run's N (`--num`): what a chart of several runs puts on its x axis.
+    public var num: Int?
     /// What the result leaves out, when something was (for example "no compaction: ...").
     public var note: String?
     /// The checks the result passed, in words ("1000000 gets found, every value 100 bytes").
     public var verification: String
 
-    public init(engine: String, workload: Workload, ops: Int, seconds: Double, note: String? = nil, verification: String) {
+    public init(
+        engine: String, workload: Workload, ops: Int, seconds: Double, num: Int? = nil, note: String? = nil,
+        verification: String
+    ) {
         self.engine = engine
+        self.num = num
         self.workload = workload
         self.ops = ops
         self.seconds = seconds
@@ -35,6 +43,7 @@ public struct BenchmarkResult: Sendable, Equatable {
         let roundedSeconds = (seconds * 1_000_000).rounded() / 1_000_000
         var line = "{\"engine\":\(Self.jsonString(engine)),\"workload\":\(Self.jsonString(workload.rawValue)),"
         line += "\"ops\":\(ops),\"seconds\":\(roundedSeconds),\"ops_per_s\":\(Int(opsPerSecond.rounded()))"
+        if let num { line += ",\"num\":\(num)" }
         if let note { line += ",\"note\":\(Self.jsonString(note))" }
         return line + "}"
     }
@@ -53,7 +62,7 @@ public struct BenchmarkResult: Sendable, Equatable {
         }
         self.init(
             engine: engine, workload: workload, ops: ops, seconds: seconds,
-            note: object["note"] as? String, verification: "")
+            num: (object["num"] as? NSNumber)?.intValue, note: object["note"] as? String, verification: "")
     }
 
     /// `text` as a JSON string literal, quotes included.

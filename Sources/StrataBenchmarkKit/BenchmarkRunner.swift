@@ -301,34 +301,15 @@ struct WorkloadDriver {
         let keys = randomKeys(workload)
         let share = (keys.count + threadCount - 1) / threadCount
         return try withStore(workload, fresh: false, durability: .buffered) { store in
-            let errors = ErrorCollector()
-            let ready = DispatchSemaphore(value: 0)
-            let go = DispatchSemaphore(value: 0)
-            let threads = ThreadGroup()
-            for t in 0..<threadCount {
+            let seconds = try timeReleasedTogether(threads: threadCount, named: "strata-bench reader") { t, waitForRelease in
                 let mine = keys[min(t * share, keys.count)..<min((t + 1) * share, keys.count)]
-                threads.spawn("strata-bench reader \(t)") {
-                    do {
-                        let reader = try store.makeReader()
-                        defer { reader.close() }
-                        ready.signal()
-                        go.wait()
-                        _ = try timedGets(reader, mine, workload)
-                    } catch {
-                        errors.record(error)
-                        ready.signal()
-                    }
-                }
+                let reader = try store.makeReader()
+                defer { reader.close() }
+                waitForRelease()
+                _ = try timedGets(reader, mine, workload)
             }
-            for _ in 0..<threadCount { ready.wait() }
-            var stopwatch = Stopwatch()
-            stopwatch.time {
-                for _ in 0..<threadCount { go.signal() }
-                threads.wait()
-            }
-            if let error = errors.first { throw error }
             return BenchmarkResult(
-                engine: engine.name, workload: workload, ops: keys.count, seconds: stopwatch.seconds,
+                engine: engine.name, workload: workload, ops: keys.count, seconds: seconds,
                 verification: "\(keys.count) gets on \(threadCount) threads find a \(workload.valueLength(settings))-byte value")
         }
     }
@@ -451,37 +432,14 @@ struct WorkloadDriver {
         // Thread t puts keys t*perThread ..< (t+1)*perThread.
         let puts = (0..<count).map { [KeyValue(key: BenchmarkKey.make($0), value: values.next())] }
         return try withStore(.syncconc8, fresh: true, durability: .synced) { store in
-            let errors = ErrorCollector()
-            let ready = DispatchSemaphore(value: 0)
-            let go = DispatchSemaphore(value: 0)
-            let threads = ThreadGroup()
-            // Real threads, not concurrentPerform: that runs only as many workers as there are
-            // cores, and the workload is about 8 writers waiting on the disk at once.
-            for t in 0..<threadCount {
-                let mine = Array(puts[(t * perThread)..<((t + 1) * perThread)])
-                threads.spawn("strata-bench syncconc \(t)") {
-                    ready.signal()
-                    go.wait()
-                    for put in mine {
-                        do {
-                            try store.write(put)
-                        } catch {
-                            errors.record(error)
-                            return
-                        }
-                    }
-                }
+            let seconds = try timeReleasedTogether(threads: threadCount, named: "strata-bench syncconc") { t, waitForRelease in
+                let mine = puts[(t * perThread)..<((t + 1) * perThread)]
+                waitForRelease()
+                for put in mine { try store.write(put) }
             }
-            for _ in 0..<threadCount { ready.wait() }
-            var stopwatch = Stopwatch()
-            stopwatch.time {
-                for _ in 0..<threadCount { go.signal() }
-                threads.wait()
-            }
-            if let error = errors.first { throw error }
             let verification = try checkGets(store, .syncconc8, keys: count)
             return BenchmarkResult(
-                engine: engine.name, workload: .syncconc8, ops: count, seconds: stopwatch.seconds,
+                engine: engine.name, workload: .syncconc8, ops: count, seconds: seconds,
                 verification: verification)
         }
     }
@@ -500,6 +458,45 @@ struct Stopwatch {
         defer { nanoseconds += DispatchTime.now().uptimeNanoseconds - start }
         return try body()
     }
+}
+
+/// Runs `body` on `count` threads of their own (real threads, not `concurrentPerform`, which
+/// runs only as many workers as there are cores: syncconc8 is about 8 writers waiting on the
+/// disk at once). Each thread prepares what it needs, then calls `waitForRelease`; once every
+/// thread has, all are released together. Returns the seconds from the release to the last
+/// thread's end, or throws the first error a thread threw.
+func timeReleasedTogether(
+    threads count: Int, named name: String,
+    _ body: @escaping @Sendable (_ index: Int, _ waitForRelease: () -> Void) throws -> Void
+) throws -> Double {
+    let errors = ErrorCollector()
+    let ready = DispatchSemaphore(value: 0)
+    let go = DispatchSemaphore(value: 0)
+    let threads = ThreadGroup()
+    for t in 0..<count {
+        threads.spawn("\(name) \(t)") {
+            var released = false
+            do {
+                try body(t) {
+                    ready.signal()
+                    go.wait()
+                    released = true
+                }
+            } catch {
+                errors.record(error)
+            }
+            // A thread that failed before its release must not hold the others back.
+            if !released { ready.signal() }
+        }
+    }
+    for _ in 0..<count { ready.wait() }
+    var stopwatch = Stopwatch()
+    stopwatch.time {
+        for _ in 0..<count { go.signal() }
+        threads.wait()
+    }
+    if let error = errors.first { throw error }
+    return stopwatch.seconds
 }
 
 /// Foundation threads, joined all at once.

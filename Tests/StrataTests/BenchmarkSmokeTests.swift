@@ -109,6 +109,14 @@ struct BenchmarkSmokeTests {
         #expect(result.jsonLine == #"{"engine":"strata","workload":"fillseq","ops":1000000,"seconds":0.91,"ops_per_s":1098901,"note":"a \"quoted\" note"}"#)
         #expect(try BenchmarkResult(jsonLine: result.jsonLine).note == "a \"quoted\" note")
     }
+
+    @Test func jsonLineCarriesTheRunsN() throws {
+        let result = BenchmarkResult(
+            engine: "lmdb", workload: .readrandom, ops: 500, seconds: 0.5, num: 10_000_000, verification: "checked")
+        #expect(result.jsonLine == #"{"engine":"lmdb","workload":"readrandom","ops":500,"seconds":0.5,"ops_per_s":1000,"num":10000000}"#)
+        #expect(try BenchmarkResult(jsonLine: result.jsonLine).num == 10_000_000)
+        #expect(try BenchmarkResult(jsonLine: #"{"engine":"lmdb","workload":"readrandom","ops":5,"seconds":1,"ops_per_s":5}"#).num == nil)
+    }
 }
 
 /// An in-memory engine that loses every 100th put: the checks must catch it.

@@ -31,6 +31,12 @@ struct StrataBench: ParsableCommand {
     @Flag(help: "Print one JSON object per result line instead of the table.")
     var json = false
 
+    @Option(help: "Also append each result's JSON line to this file, beside the table (input for strata-chart).")
+    var jsonFile: String? = nil
+
+    @Flag(help: "Measure instead how many durable commits the disk under --dir allows (no engine), for 1 and 8 commits per fdatasync.")
+    var syncProbe = false
+
     func validate() throws {
         guard num > 0 else { throw ValidationError("--num must be positive") }
     }
@@ -56,6 +62,17 @@ struct StrataBench: ParsableCommand {
             if dir == nil { try? FileManager.default.removeItem(atPath: root) }
         }
 
+        if syncProbe {
+            // A record as syncconc8 logs it: a 16-byte key, a 100-byte value and framing.
+            for figure in try SyncProbe.run(directory: root, writers: 8, recordBytes: 140, seconds: 3) {
+                let layout = figure.layout.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
+                Console.output(
+                    "sync probe: \(layout) \(figure.commitsPerSync) commit(s) per fdatasync: "
+                        + String(format: "%8.0f fdatasync/s, %8.0f commits/s", figure.syncsPerSecond, figure.commitsPerSecond))
+            }
+            return
+        }
+
         var loaded: [any BenchmarkEngine] = []
         var skipped: [(name: String, reason: String)] = []
         for name in chosenEngines {
@@ -68,10 +85,12 @@ struct StrataBench: ParsableCommand {
         }
 
         let settings = BenchmarkSettings(keyCount: num)
-        let runner = BenchmarkRunner(settings: settings, directory: root, removeStores: dir == nil,
-                                     progress: { Console.progress($0) })
-        Console.progress("strata-bench: N = \(num), workloads \(chosenWorkloads.map(\.rawValue).joined(separator: ",")), "
-                         + "engines \(loaded.map(\.name).joined(separator: ","))")
+        let runner = BenchmarkRunner(
+            settings: settings, directory: root, removeStores: dir == nil,
+            progress: { Console.progress($0) })
+        Console.progress(
+            "strata-bench: N = \(num), workloads \(chosenWorkloads.map(\.rawValue).joined(separator: ",")), "
+                + "engines \(loaded.map(\.name).joined(separator: ","))")
         let start = DispatchTime.now().uptimeNanoseconds
         var results: [BenchmarkResult] = []
         var failures: [String] = []
@@ -79,7 +98,10 @@ struct StrataBench: ParsableCommand {
             do {
                 try runner.run(engine, workloads: chosenWorkloads) { result in
                     results.append(result)
-                    if json { Console.output(result.jsonLine) }
+                    var line = result
+                    line.num = num
+                    if json { Console.output(line.jsonLine) }
+                    if let jsonFile { Console.append(line.jsonLine, toFile: jsonFile) }
                 }
             } catch {
                 Console.progress("error: \(error)")
@@ -93,8 +115,11 @@ struct StrataBench: ParsableCommand {
             var report = BenchmarkReport(engines: chosenEngines.map { ($0, EngineCatalog.displayName($0)) }, results: results)
             report.skipped = skipped
             report.configurations = loaded.map { engine in
-                (engine.displayName, "fills, reads and overwrite: \(engine.configuration(for: .buffered)); "
-                    + "fillsync and syncconc8: \(engine.configuration(for: .synced))")
+                (
+                    engine.displayName,
+                    "fills, reads and overwrite: \(engine.configuration(for: .buffered)); "
+                        + "fillsync and syncconc8: \(engine.configuration(for: .synced))"
+                )
             }
             Console.output("ops/s, N = \(BenchmarkReport.grouped(Double(num))) (16-byte keys, 100-byte values); higher is better\n")
             Console.output(report.render())
@@ -155,5 +180,20 @@ enum Console {
 
     static func progress(_ line: String) {
         FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// Appends `line` to `path`, creating the file if needed; a failure is reported, not fatal,
+    /// since the table on stdout still has every figure.
+    static func append(_ line: String, toFile path: String) {
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+        }
+        guard let handle = FileHandle(forWritingAtPath: path) else {
+            progress("warning: cannot write \(path); its result line is only in the table")
+            return
+        }
+        defer { try? handle.close() }
+        handle.seekToEndOfFile()
+        handle.write(Data((line + "\n").utf8))
     }
 }

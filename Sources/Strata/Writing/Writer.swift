@@ -32,6 +32,13 @@ import Synchronization
 /// 6. While `intake` is not `.open`, nothing is queued: `closeIntake()` empties the queue, and
 ///    `finishSuspending` fails what it took with `.suspended` after the round in flight has
 ///    delivered its outcomes (so a failure never overtakes an earlier commit).
+/// 7. Gathering (group commit under concurrency): after a synced round of k > 1 requests, the
+///    queue's thread waits, before its next round, until k requests are queued again or at
+///    most half the last fdatasync's time (between 20 µs and 1 ms) has passed. The writers it
+///    just completed need a moment to wake and commit again; without the wait the next round
+///    would take whoever was quick and the rest would pay for another fdatasync. Only the
+///    queue's thread gathers, never an inline caller (an uncontended commit never waits), and
+///    `gatherTarget` is set only while it does.
 ///
 /// The pending queue is not bounded: a synchronous or async caller has at most one request in
 /// it (it waits for the outcome), so only `asyncWrite` callers can grow it, and bounding it
@@ -78,6 +85,8 @@ final class Writer: @unchecked Sendable {
         var requests: [Request] = []
         var draining = false
         var intake = Intake.open
+        /// While the queue's thread gathers (invariant 7): the queue length that wakes it.
+        var gatherTarget: Int? = nil
     }
 
     static let maxGroupRequests = 1024
@@ -85,6 +94,8 @@ final class Writer: @unchecked Sendable {
 
     private let queue: DispatchQueue
     private let pending = Locked(PendingState())
+    /// Signalled once when the queue reaches `gatherTarget` (invariant 7).
+    private let arrivals = DispatchSemaphore(value: 0)
     let versions: VersionSet
     private let failpoints: Failpoints?
     private let logger: Logger
@@ -106,6 +117,10 @@ final class Writer: @unchecked Sendable {
     private var failure: StoreError? = nil
     private let wal: WALWriter
     private var round: [(request: Request, error: (any Error)?)] = []
+    /// The size of the last round if it synced, else 0, and its fdatasync's duration: what
+    /// the next round gathers for (invariant 7).
+    private var lastSyncedRoundSize = 0
+    private var lastSyncNanoseconds: UInt64 = 0
     /// The round's commits, kept only while someone observes (`listeners.isActive`).
     private var roundWrites: [CommittedWrites] = []
     /// Observations and change feeds: told of each round's commits once published.
@@ -148,6 +163,7 @@ final class Writer: @unchecked Sendable {
     func submit(_ request: Request, inline: Bool = false) -> StoreError? {
         let isClose: Bool
         if case .close = request { isClose = true } else { isClose = false }
+        var wakeGatherer = false
         let outcome: Result<Bool, StoreError> = pending.withLock { state in
             switch state.intake {
             case .open: break
@@ -156,10 +172,17 @@ final class Writer: @unchecked Sendable {
             }
             state.requests.append(request)
             if isClose { state.intake = .retired(StoreError.closed()) }
-            if state.draining { return .success(false) }
+            if state.draining {
+                if let target = state.gatherTarget, state.requests.count >= target {
+                    state.gatherTarget = nil
+                    wakeGatherer = true
+                }
+                return .success(false)
+            }
             state.draining = true
             return .success(true)
         }
+        if wakeGatherer { arrivals.signal() }
         switch outcome {
         case .failure(let error): return error
         case .success(let startDrain):
@@ -254,6 +277,8 @@ final class Writer: @unchecked Sendable {
     private func drain(rounds limit: Int = .max) {
         var done = 0
         while true {
+            // Only the queue's own thread gathers (invariant 7).
+            if limit == .max { gatherBeforeRound() }
             let batch: [Request]? = pending.withLock { state in
                 if state.requests.isEmpty {
                     state.draining = false
@@ -273,6 +298,31 @@ final class Writer: @unchecked Sendable {
             }
             process(batch)
             done += 1
+        }
+    }
+
+    /// Invariant 7: after a synced round of several requests, waits briefly for as many to
+    /// be queued again, so they share the next fdatasync.
+    private func gatherBeforeRound() {
+        let expected = lastSyncedRoundSize
+        guard expected > 1 else { return }
+        lastSyncedRoundSize = 0
+        let waits: Bool = pending.withLock { state in
+            guard case .open = state.intake, state.requests.count < expected else { return false }
+            state.gatherTarget = expected
+            return true
+        }
+        guard waits else { return }
+        let nanoseconds = min(max(lastSyncNanoseconds / 2, 20_000), 1_000_000)
+        if arrivals.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .timedOut {
+            let signalled: Bool = pending.withLock { state in
+                // A submit that cleared the target has signalled, or is about to.
+                guard state.gatherTarget != nil else { return true }
+                state.gatherTarget = nil
+                return false
+            }
+            // Take that signal now, so it cannot end the next gathering early.
+            if signalled { arrivals.wait() }
         }
     }
 
@@ -313,7 +363,11 @@ final class Writer: @unchecked Sendable {
                 try failpoints?.handler(.beforeWALWrite)
                 try wal.writeStaged()
                 try failpoints?.handler(.afterWALWriteBeforeSync)
-                if needsSync { try wal.sync() }
+                if needsSync {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    try wal.sync()
+                    lastSyncNanoseconds = DispatchTime.now().uptimeNanoseconds - start
+                }
                 try failpoints?.handler(.beforePublish)
                 versions.publish(sequence: lastAssigned)
                 // Published first, so an observer that reads in response sees these commits.
@@ -323,6 +377,7 @@ final class Writer: @unchecked Sendable {
             }
         }
         roundWrites.removeAll(keepingCapacity: true)
+        lastSyncedRoundSize = needsSync && failure == nil ? batch.count : 0
         // A failed round (a failed roll, write or sync) never writes what it staged.
         if failure != nil { wal.discardStaged() }
         checkInvariants()
@@ -509,6 +564,7 @@ final class Writer: @unchecked Sendable {
             precondition(view.sequence <= lastAssigned, "Writer invariant 2: published \(view.sequence) is above the last assigned \(lastAssigned)")
             precondition(view.version.memtable === memtable, "Writer: the published Version does not hold the writer's active memtable")
             precondition(!wal.hasStagedRecords, "Writer: a round ended with WAL records staged but not written")
+            precondition(pending.withLock { $0.gatherTarget == nil }, "Writer invariant 7: a gathering target outlived its wait")
             if failure == nil {
                 precondition(view.sequence == lastAssigned, "Writer invariant 3: a round ended without publishing what it wrote")
             }
