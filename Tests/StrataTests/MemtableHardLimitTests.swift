@@ -29,7 +29,8 @@ import Testing
         // alone, but the full suite on two cores can starve it for seconds.
         guard done.wait(timeout: .now() + 120) == .success else {
             Issue.record(
-                "the write after a 300 KiB transaction did not finish in 120 s: the writer waits in waitForRoom() for a flush of the memtable it has yet to seal")
+                "the write after a 300 KiB transaction did not finish in 120 s: the writer waits in waitForRoom() for a flush of the memtable it has yet to seal"
+            )
             // The writer never comes back, so closing would hang too: keep the store alive
             // (its deinit closes) and leave it behind.
             _ = Unmanaged.passRetained(store)
