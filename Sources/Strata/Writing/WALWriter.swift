@@ -1,3 +1,4 @@
+import Dispatch
 @_spi(Engine) import StrataFormat
 import StrataIO
 
@@ -46,6 +47,9 @@ final class WALWriter {
     private var staged: [UInt8] = []
     /// The file's size: preallocated, zero-filled space ends here.
     private var preallocatedEnd: Int
+    /// How long the last fdatasync took: what the writer's next round may wait for others
+    /// to join it (`Writer` invariant 7).
+    private(set) var lastSyncNanoseconds: UInt64 = 0
 
     /// - Parameters:
     ///   - offset: the end of the segment's valid data, all of it synced.
@@ -140,7 +144,9 @@ final class WALWriter {
     /// fdatasync, when anything written is unsynced.
     func sync() throws {
         guard syncedOffset < offset else { return }
+        let start = DispatchTime.now().uptimeNanoseconds
         try handle.sync()
+        lastSyncNanoseconds = DispatchTime.now().uptimeNanoseconds - start
         syncedOffset = offset
         checkInvariants()
     }

@@ -117,10 +117,9 @@ final class Writer: @unchecked Sendable {
     private var failure: StoreError? = nil
     private let wal: WALWriter
     private var round: [(request: Request, error: (any Error)?)] = []
-    /// The size of the last round if it synced, else 0, and its fdatasync's duration: what
-    /// the next round gathers for (invariant 7).
+    /// The size of the last round if it synced, else 0: what the next round gathers for
+    /// (invariant 7), for at most half of `wal.lastSyncNanoseconds`.
     private var lastSyncedRoundSize = 0
-    private var lastSyncNanoseconds: UInt64 = 0
     /// The round's commits, kept only while someone observes (`listeners.isActive`).
     private var roundWrites: [CommittedWrites] = []
     /// Observations and change feeds: told of each round's commits once published.
@@ -313,7 +312,7 @@ final class Writer: @unchecked Sendable {
             return true
         }
         guard waits else { return }
-        let nanoseconds = min(max(lastSyncNanoseconds / 2, 20_000), 1_000_000)
+        let nanoseconds = min(max(wal.lastSyncNanoseconds / 2, 20_000), 1_000_000)
         if arrivals.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .timedOut {
             let signalled: Bool = pending.withLock { state in
                 // A submit that cleared the target has signalled, or is about to.
@@ -363,11 +362,7 @@ final class Writer: @unchecked Sendable {
                 try failpoints?.handler(.beforeWALWrite)
                 try wal.writeStaged()
                 try failpoints?.handler(.afterWALWriteBeforeSync)
-                if needsSync {
-                    let start = DispatchTime.now().uptimeNanoseconds
-                    try wal.sync()
-                    lastSyncNanoseconds = DispatchTime.now().uptimeNanoseconds - start
-                }
+                if needsSync { try wal.sync() }
                 try failpoints?.handler(.beforePublish)
                 versions.publish(sequence: lastAssigned)
                 // Published first, so an observer that reads in response sees these commits.
@@ -377,9 +372,9 @@ final class Writer: @unchecked Sendable {
             }
         }
         roundWrites.removeAll(keepingCapacity: true)
-        lastSyncedRoundSize = needsSync && failure == nil ? batch.count : 0
         // A failed round (a failed roll, write or sync) never writes what it staged.
         if failure != nil { wal.discardStaged() }
+        lastSyncedRoundSize = needsSync && failure == nil ? batch.count : 0
         checkInvariants()
 
         let groupError: (any Error)? = failure
