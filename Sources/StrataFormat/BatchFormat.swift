@@ -41,8 +41,11 @@ public enum BatchFormat {
         public private(set) var bytes: [UInt8]
         public private(set) var count: UInt32 = 0
 
-        public init(sequence: UInt64, syncedThrough: UInt64, reservingCapacity: Int = 0) {
-            bytes = []
+        /// `reusing`: a buffer to encode into (its contents are dropped, its capacity kept), so
+        /// a writer that encodes a batch per commit need not allocate one each time.
+        public init(sequence: UInt64, syncedThrough: UInt64, reusing buffer: [UInt8] = [], reservingCapacity: Int = 0) {
+            bytes = buffer
+            bytes.removeAll(keepingCapacity: true)
             bytes.reserveCapacity(BatchFormat.headerSize + reservingCapacity)
             bytes.append(BatchFormat.recordKindBatch)
             bytes.appendLittleEndian(sequence)

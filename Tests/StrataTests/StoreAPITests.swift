@@ -494,6 +494,55 @@ private struct APITestError: Error, Equatable {
         #expect(try store.read { try $0.get(apiBytes("C")) } == apiBytes("C"))
     }
 
+    /// A synchronous write on an idle writer runs its body on the caller's thread; what is
+    /// queued meanwhile goes to the writer's own thread once it ends, and sees its commit.
+    @Test func requestsQueuedDuringACallersOwnRoundRunAfterIt() throws {
+        let store = try APITestSimulated.open()
+        defer { try? store.close() }
+        let caller = pthread_self()
+        let sawInline = APITestCollector<Bool>()
+        let done = DispatchSemaphore(value: 0)
+        let ranHere = try store.write { tx -> Bool in
+            store.asyncWrite(
+                { tx in
+                    sawInline.append(try tx.get(apiBytes("inline")) != nil)
+                    try tx.put(apiBytes("queued"), apiBytes("q"))
+                },
+                completion: { _ in done.signal() })
+            try tx.put(apiBytes("inline"), apiBytes("i"))
+            return pthread_equal(pthread_self(), caller) != 0
+        }
+        #expect(ranHere)
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(sawInline.values == [true])
+        #expect(store.version == 2)
+    }
+
+    /// While the writer is busy, a synchronous write queues behind it and commits after it.
+    @Test func aSynchronousWriteBehindABusyWriterWaitsItsTurn() throws {
+        let store = try APITestSimulated.open()
+        defer { try? store.close() }
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        store.asyncWrite({ tx in
+            started.signal()
+            release.wait()
+            try tx.put(apiBytes("first"), apiBytes("1"))
+        })
+        #expect(started.wait(timeout: .now() + 30) == .success)
+        let sawFirst = APITestCollector<Bool>()
+        let finished = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = try? store.write { tx in sawFirst.append(try tx.get(apiBytes("first")) != nil) }
+            finished.signal()
+        }
+        // The second write cannot run until the first has: it is queued, not run beside it.
+        #expect(finished.wait(timeout: .now() + 0.2) == .timedOut)
+        release.signal()
+        #expect(finished.wait(timeout: .now() + 30) == .success)
+        #expect(sawFirst.values == [true])
+    }
+
     @Test func bufferedWritesAreVisibleAndSyncMakesThemDurable() throws {
         let fs = SimulatedFileSystem()
         let store = try APITestSimulated.open(fs)

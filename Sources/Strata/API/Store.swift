@@ -154,6 +154,14 @@ public final class Store: Sendable {
                 "a synchronous write was started from inside a write transaction on the same store, and would wait for itself; do the work in the outer transaction, or use asyncWrite"
             )
         }
+        let durability = durability ?? options.durability
+        // An idle writer runs the transaction right here (Writer.commitInline).
+        var value: T? = nil
+        if let outcome = writer.commitInline(durability, { tx in value = try body(tx) }) {
+            try outcome.get()
+            guard let value else { preconditionFailure("Store.write: the transaction committed without running its body") }
+            return value
+        }
         return try withoutActuallyEscaping(body) { body in
             // The caller blocks until the writer has run `body`, so the closure and what it
             // captures are never used by two threads at once. The cell is emptied before
@@ -164,7 +172,7 @@ public final class Store: Sendable {
             let result = ResultSlot<T>()
             let done = DispatchSemaphore(value: 0)
             let request = Writer.TransactionRequest(
-                durability: durability ?? options.durability,
+                durability: durability,
                 run: { tx in result.store(try cell.run(tx)) },
                 complete: { error in
                     result.fail(error)

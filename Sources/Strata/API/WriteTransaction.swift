@@ -16,7 +16,8 @@ public final class WriteTransaction: ReadableTransaction {
     }
 
     private let head: Version
-    let errors = ReadErrors()
+    /// Errors its scans met, made by the first scan: most transactions only write.
+    private var scanErrors: ReadErrors? = nil
     /// The head sequence: the last commit the writer has run, durable or not yet.
     public let version: UInt64
     /// Each written key once, in the order first written, so a commit encodes
@@ -38,6 +39,12 @@ public final class WriteTransaction: ReadableTransaction {
 
     /// Ends the transaction: later calls throw.
     func end() { ended = true }
+
+    /// Throws the first error a scan of this transaction met, if any: a body that iterated
+    /// past damage must not commit as if it had read everything.
+    func checkScanErrors() throws {
+        try scanErrors?.check()
+    }
 
     private func checkActive() throws {
         if ended {
@@ -69,6 +76,8 @@ public final class WriteTransaction: ReadableTransaction {
             }
         }
         overlay.sort { reverse ? $1.key.lexicographicallyPrecedes($0.key) : $0.key.lexicographicallyPrecedes($1.key) }
+        let errors = scanErrors ?? ReadErrors()
+        scanErrors = errors
         return Scan(version: head, sequence: version, lower: from, upper: to, reverse: reverse, overlay: overlay, errors: errors)
     }
 

@@ -45,6 +45,9 @@ final class WALWriter {
     private var provenThrough: Int
     /// Framed records not yet written, starting at `offset`.
     private var staged: [UInt8] = []
+    /// The last staged payload's buffer, for the next `batchEncoder`.
+    private var payloadBuffer: [UInt8] = []
+    private static let keptPayloadCapacity = 64 << 10
     /// The file's size: preallocated, zero-filled space ends here.
     private var preallocatedEnd: Int
     /// How long the last fdatasync took: what the writer's next round may wait for others
@@ -109,13 +112,19 @@ final class WALWriter {
 
     /// An encoder for the next transaction's batch, its `syncedThrough` filled in
     /// (invariant 6).
+    /// It encodes into the buffer the last `stage` was given, if that one was small.
     func batchEncoder(sequence: UInt64, reservingCapacity: Int) -> BatchFormat.Encoder {
-        BatchFormat.Encoder(sequence: sequence, syncedThrough: UInt64(syncedOffset), reservingCapacity: reservingCapacity)
+        var buffer: [UInt8] = []
+        swap(&buffer, &payloadBuffer)
+        return BatchFormat.Encoder(sequence: sequence, syncedThrough: UInt64(syncedOffset), reusing: buffer, reservingCapacity: reservingCapacity)
     }
 
     /// Frames `payload` as the next record of the group being staged.
     func stage(_ payload: [UInt8]) {
         payload.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &staged, fileOffset: offset) }
+        // Kept for the next encoder: one allocation less per commit. A large one is let go,
+        // so one big transaction does not pin its size for the store's lifetime.
+        if payload.capacity <= WALWriter.keptPayloadCapacity { payloadBuffer = payload }
     }
 
     /// Writes the staged records with one write.
