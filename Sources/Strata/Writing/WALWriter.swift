@@ -111,8 +111,8 @@ final class WALWriter {
     // MARK: Records
 
     /// An encoder for the next transaction's batch, its `syncedThrough` filled in
-    /// (invariant 6).
-    /// It encodes into the buffer the last `stage` was given, if that one was small.
+    /// (invariant 6). It encodes into the buffer the last `stage` was given, if that one was
+    /// small.
     func batchEncoder(sequence: UInt64, reservingCapacity: Int) -> BatchFormat.Encoder {
         var buffer: [UInt8] = []
         swap(&buffer, &payloadBuffer)
