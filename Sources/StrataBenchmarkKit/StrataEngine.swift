@@ -77,7 +77,8 @@ final class StrataBenchmarkReader: BenchmarkReader {
     }
 
     func valueLength(_ key: [UInt8]) throws -> Int? {
-        try store.read { tx in try tx.get(key)?.count }
+        // Borrowed bytes, as LMDB's mdb_get hands them out: nothing is copied.
+        try store.read { tx in try tx.withUnsafeValue(key) { $0?.count } }
     }
 
     func scanAll(expectedValueLength: Int) throws -> ScanTally {

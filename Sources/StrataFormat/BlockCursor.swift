@@ -284,14 +284,28 @@ public func decodeVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end:
     @exclusivity(unchecked) public var storage: UnsafeMutableRawPointer
     @usableFromInline @exclusivity(unchecked) var capacity: Int
     @exclusivity(unchecked) public var count = 0
+    /// False while `storage` is the caller's (`init(borrowing:capacity:)`).
+    @usableFromInline @exclusivity(unchecked) var ownsStorage = true
 
-    public init(capacity: Int = 64) {
+    /// The capacity a buffer starts with: longer than most keys.
+    public static let defaultCapacity = 64
+
+    public init(capacity: Int = KeyBuffer.defaultCapacity) {
         self.capacity = capacity
         storage = .allocate(byteCount: capacity, alignment: 8)
     }
 
+    /// A buffer that starts in `storage`, which the caller owns and keeps valid for as long
+    /// as this buffer is used (a stack allocation, say): a point read then allocates nothing
+    /// for keys up to `capacity` bytes. A longer key moves the buffer to memory of its own.
+    public init(borrowing storage: UnsafeMutableRawPointer, capacity: Int) {
+        self.capacity = capacity
+        self.storage = storage
+        ownsStorage = false
+    }
+
     deinit {
-        storage.deallocate()
+        if ownsStorage { storage.deallocate() }
     }
 
     @inlinable @inline(__always) public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: count) }
@@ -310,8 +324,9 @@ public func decodeVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end:
         let grown = max(needed, capacity * 2)
         let fresh = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 8)
         fresh.copyMemory(from: storage, byteCount: shared)
-        storage.deallocate()
+        if ownsStorage { storage.deallocate() }
         storage = fresh
+        ownsStorage = true
         capacity = grown
     }
 

@@ -139,6 +139,31 @@ let benchmarks: @Sendable () -> Void = {
         closureGets.close()
     }
 
+    // A point read that finds its value in a segment file (the prefill compacted out of the
+    // memtable), copied and borrowed: the copy costs one allocation more.
+    let fileGets = StoreFixture(name: "file-get")
+    Benchmark("FileGet") { benchmark in
+        let store = fileGets.store
+        for _ in benchmark.scaledIterations {
+            blackHole(try store.read { try $0.get(present) })
+        }
+    } setup: {
+        try fileGets.open(prefill: 1000, compacted: true)
+    } teardown: {
+        fileGets.close()
+    }
+
+    Benchmark("FileGetBorrowed") { benchmark in
+        let store = fileGets.store
+        for _ in benchmark.scaledIterations {
+            blackHole(try store.read { try $0.withUnsafeValue(present) { $0?.count } })
+        }
+    } setup: {
+        try fileGets.open(prefill: 1000, compacted: true)
+    } teardown: {
+        fileGets.close()
+    }
+
     // 1000 new keys in one buffered transaction, as MemtableInsert1000KeysOneTransaction: as
     // a sequence of 1000 `.put`s, then as the closure. The keys are made before the
     // measurement starts; the operation is built, run and released inside it.
@@ -210,7 +235,8 @@ final class StoreFixture: @unchecked Sendable {
         return next
     }
 
-    func open(prefill: Int) throws {
+    /// Opens the store with keys 0..<prefill; `compacted` moves them into a segment file.
+    func open(prefill: Int, compacted: Bool = false) throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("strata-micro-\(name)-\(UUID().uuidString)").path
         var options = StoreOptions()
         options.durability = .buffered
@@ -229,6 +255,7 @@ final class StoreFixture: @unchecked Sendable {
             }
             start = end
         }
+        if compacted { try store.compact() }
         self.path = path
         opened = store
         next = prefill

@@ -19,6 +19,12 @@ extension ReadableTransaction {
         try get(key.storeBytes).map { try Value(storeBytes: $0) }
     }
 
+    /// Runs `body` on the value of `key` borrowed from the store, or on nil when it has none
+    /// (the byte form's rules apply: the bytes are valid only during the call).
+    public func withUnsafeValue<R>(_ key: some StoreBytesConvertible, _ body: (_ value: UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try withUnsafeValue(key.storeBytes, body)
+    }
+
     /// True when `key` has a value.
     public func contains(_ key: some StoreBytesConvertible) throws -> Bool {
         try contains(key.storeBytes)

@@ -23,6 +23,12 @@ public struct ReadTransaction: ReadableTransaction {
         return try view.version.get(key, at: view.sequence)
     }
 
+    public func withUnsafeValue<R>(_ key: [UInt8], _ body: (_ value: UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try KeyValidation.checkKey(key)
+        let found = try key.withUnsafeBytes { try view.version.borrowValue($0, at: view.sequence) }
+        return try withExtendedLifetime(found.owner) { try body(found.bytes) }
+    }
+
     public func scan(from: [UInt8], to: [UInt8]?, reverse: Bool) throws -> Scan {
         try KeyValidation.checkBound(from)
         if let to { try KeyValidation.checkBound(to) }

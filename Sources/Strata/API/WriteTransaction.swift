@@ -64,6 +64,17 @@ public final class WriteTransaction: ReadableTransaction {
         return try head.get(key, at: version)
     }
 
+    public func withUnsafeValue<R>(_ key: [UInt8], _ body: (_ value: UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try checkActive()
+        try KeyValidation.checkKey(key)
+        if let position = indexedPositions()[HashedKey(key)] {
+            guard case .put(let value) = entries[position].write else { return try body(nil) }
+            return try value.withUnsafeBytes { try body($0) }
+        }
+        let found = try key.withUnsafeBytes { try head.borrowValue($0, at: version) }
+        return try withExtendedLifetime(found.owner) { try body(found.bytes) }
+    }
+
     public func scan(from: [UInt8], to: [UInt8]?, reverse: Bool) throws -> Scan {
         try checkActive()
         try KeyValidation.checkBound(from)

@@ -183,15 +183,8 @@ final class MemTable: @unchecked Sendable {
         case absent
     }
 
-    /// The newest version of `key` with a sequence at most `sequence`. `hash` is the key's
-    /// `hashKey`, computed once by the caller for several tables.
-    func get(_ key: UnsafeRawBufferPointer, hash: UInt64, at sequence: UInt64) -> Lookup {
-        guard let node = findVisible(key, hash: hash, at: sequence) else { return .absent }
-        return node.isTombstone ? .deleted : .value(copyBytes(node.value))
-    }
-
     /// Loads the index slot a lookup of `hash` starts at, so that a caller about to look in
-    /// several tables can start their cache misses together (see Version.get).
+    /// several tables can start their cache misses together (see Version.borrowValue).
     func touchIndex(hash: UInt64) -> UInt64 {
         withIndex { $0.touch(hash: hash) } ?? 0
     }

@@ -14,8 +14,8 @@ import Synchronization
 ///    Version) and the last Version holding the table is gone: this object's deinit. So a
 ///    snapshot holding an old Version keeps reading its files.
 final class SegmentTable: @unchecked Sendable {
-    // @unchecked Sendable: every stored property is immutable or Sendable, except `checked`,
-    // a fixed array of atomics allocated in init and freed in deinit.
+    // @unchecked Sendable: every stored property is immutable or Sendable, except `blocks`,
+    // a fixed array written in init (but for its atomic flags) and freed in deinit.
     let meta: SegmentMeta
     let name: String
     let path: String
@@ -31,9 +31,13 @@ final class SegmentTable: @unchecked Sendable {
     /// The file mapped read-only where the file system can, so an uncompressed block is read
     /// in place: no copy, no cache entry, and the operating system's page cache holds it.
     private let mapping: MappedFile?
-    /// One flag per data block: its checksum and restart array were checked. A mapped block
-    /// is checked on its first use only (the file never changes, invariant 1).
-    private let checked: UnsafeMutablePointer<Atomic<Bool>>
+    /// Per data block, 16 bytes: its offset (u64) and size (u32) from the index, and a flag
+    /// (atomic u32) set once its checksum and restart array were checked. A mapped block is
+    /// checked on its first use only (the file never changes, invariant 1). A point read
+    /// finds all three in one cache line, where the index entries and a separate array of
+    /// flags would cost two misses.
+    private let blocks: UnsafeMutableRawPointer
+    private static let blockSlotBytes = 16
     /// The index's separators packed into one buffer (`separatorStarts[i]..<separatorStarts[i + 1]`),
     /// so a binary search touches a few contiguous cache lines rather than one heap array per
     /// step: on a store much larger than the CPU caches, that is most of a point read's cost.
@@ -80,8 +84,16 @@ final class SegmentTable: @unchecked Sendable {
             commonPrefix = []
         }
         fences = userKeys.map { key in key.withUnsafeBytes { SegmentTable.fence($0, after: prefixLength) } }
-        checked = .allocate(capacity: max(tail.index.count, 1))
-        for i in 0..<max(tail.index.count, 1) { (checked + i).initialize(to: Atomic(false)) }
+        blocks = .allocate(byteCount: max(tail.index.count, 1) * SegmentTable.blockSlotBytes, alignment: SegmentTable.blockSlotBytes)
+        for (i, entry) in tail.index.enumerated() {
+            let slot = blocks + i * SegmentTable.blockSlotBytes
+            slot.storeBytes(of: entry.handle.offset, as: UInt64.self)
+            // Blocks are cut at a few KiB and hold at most 64 MiB; a size past 4 GiB, which
+            // only a damaged index can give, is clamped, and the shorter block then fails its
+            // checksum (the tail already checked that every handle lies in the file).
+            slot.storeBytes(of: UInt32(clamping: entry.handle.size), toByteOffset: 8, as: UInt32.self)
+            (slot + 12).bindMemory(to: Atomic<UInt32>.self, capacity: 1).initialize(to: Atomic(0))
+        }
         self.meta = meta
         self.name = name
         self.path = path
@@ -160,8 +172,8 @@ final class SegmentTable: @unchecked Sendable {
     }
 
     deinit {
-        checked.deinitialize(count: max(tail.index.count, 1))
-        checked.deallocate()
+        for i in 0..<tail.index.count { checkedFlag(i).deinitialize(count: 1) }
+        blocks.deallocate()
         try? handle?.close()
         if obsolete.load(ordering: .acquiring) {
             // Nothing references the file any more (invariant 2). A crash before this point
@@ -201,16 +213,28 @@ final class SegmentTable: @unchecked Sendable {
         obsolete.store(true, ordering: .releasing)
     }
 
+    /// Block `i`'s offset and size, from `blocks`.
+    @inline(__always)
+    private func blockRange(_ i: Int) -> (start: Int, size: Int) {
+        let slot = UnsafeRawPointer(blocks + i * SegmentTable.blockSlotBytes)
+        return (Int(slot.load(as: UInt64.self)), Int(slot.load(fromByteOffset: 8, as: UInt32.self)))
+    }
+
+    /// Block `i`'s checked flag, in `blocks`.
+    @inline(__always)
+    private func checkedFlag(_ i: Int) -> UnsafeMutablePointer<Atomic<UInt32>> {
+        (blocks + i * SegmentTable.blockSlotBytes + 12).assumingMemoryBound(to: Atomic<UInt32>.self)
+    }
+
     /// Data block `i`: borrowed from the mapping when it is stored uncompressed, otherwise
     /// from the cache, or read, checked and decoded (and cached).
     func block(_ i: Int) throws -> BlockView {
-        let blockHandle = tail.index[i].handle
         if let mapping {
-            let start = Int(blockHandle.offset)
-            let size = Int(blockHandle.size)
+            let (start, size) = blockRange(i)
             let stored = UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<(start + size + SegmentFormat.blockTrailerSize)])
             if stored[size] == SegmentFormat.Compression.none.rawValue {
-                if !checked[i].load(ordering: .acquiring) {
+                let checked = checkedFlag(i)
+                if checked.pointee.load(ordering: .acquiring) == 0 {
                     do {
                         _ = try SegmentFormat.verifyBlock(stored, what: "data block")
                     } catch {
@@ -221,11 +245,12 @@ final class SegmentTable: @unchecked Sendable {
                     } catch {
                         throw StoreError(error, file: path)
                     }
-                    checked[i].store(true, ordering: .releasing)
+                    checked.pointee.store(1, ordering: .releasing)
                 }
                 return BlockView(checked: UnsafeRawBufferPointer(rebasing: stored[0..<size]), mapping: mapping, fileOffset: start, fileName: path)
             }
         }
+        let blockHandle = tail.index[i].handle
         let key = BlockCache.Key(file: meta.fileNumber, offset: blockHandle.offset)
         if let cached = cache.get(key) { return cached.view }
         let block = try decodedBlock(i)
@@ -353,15 +378,23 @@ final class SegmentTable: @unchecked Sendable {
         }
     }
 
-    /// The newest version of `userKey` at or below `sequence` in this file. `hash` is the
-    /// key's `BloomFilter.hash`, nil to skip the filter: for the deepest level, where a read
-    /// that got this far usually finds its key, the filter's probe (a cache miss on a large
-    /// store) buys nothing.
-    /// `block`, when given, is what `prefetchBlock` returned for the same key and sequence.
+    /// The newest version of `key` at or below `sequence` in this file, copied.
     func get(_ key: UnsafeRawBufferPointer, hash: UInt64?, at sequence: UInt64, keyBuffer: KeyBuffer, block found: Int? = nil) throws -> MemTable.Lookup {
-        if let hash { guard tail.filter.mayContain(hash: hash) else { return .absent } }
+        guard let found = try borrowEntry(key, hash: hash, at: sequence, keyBuffer: keyBuffer, block: found) else { return .absent }
+        return withExtendedLifetime(found.owner) { found.bytes.map { .value(copyBytes($0)) } ?? .deleted }
+    }
+
+    /// The newest version of `key` at or below `sequence` in this file, borrowed from its
+    /// data block (`bytes` nil for a deletion), or nil when the file holds no version of the
+    /// key. `hash` is the key's `BloomFilter.hash`, nil to skip the filter: for the deepest
+    /// level, where a read that got this far usually finds its key, the filter's probe (a
+    /// cache miss on a large store) buys nothing. `block`, when given, is what
+    /// `prefetchBlock` returned for the same key and sequence.
+    func borrowEntry(_ key: UnsafeRawBufferPointer, hash: UInt64?, at sequence: UInt64, keyBuffer: KeyBuffer, block found: Int? = nil) throws -> BorrowedValue?
+    {
+        if let hash { guard tail.filter.mayContain(hash: hash) else { return nil } }
         let i = found ?? blockIndex(atOrAfter: key, sequence: sequence)
-        guard i < blockCount else { return .absent }
+        guard i < blockCount else { return nil }
         var cursor = BlockCursor(block: try block(i), keyBuffer: keyBuffer)
         var found = try cursor.seek(userKey: key, sequence: sequence)
         if !found, i + 1 < blockCount {
@@ -370,8 +403,10 @@ final class SegmentTable: @unchecked Sendable {
             cursor = BlockCursor(block: try block(i + 1), keyBuffer: keyBuffer)
             found = try cursor.next()
         }
-        guard found, compareKeys(cursor.userKey, key) == 0 else { return .absent }
-        return cursor.isTombstone ? .deleted : .value(copyBytes(cursor.value))
+        guard found, compareKeys(cursor.userKey, key) == 0 else { return nil }
+        // The block's owner goes with the bytes: a decoded block may leave the cache while
+        // the caller reads them.
+        return BorrowedValue(bytes: cursor.isTombstone ? nil : cursor.value, owner: cursor.block.owner)
     }
 
     /// Finds the data block that may hold (`key`, `sequence`) and starts loading its first
@@ -382,9 +417,8 @@ final class SegmentTable: @unchecked Sendable {
     func prefetchBlock(_ key: UnsafeRawBufferPointer, sequence: UInt64) -> Int {
         let i = blockIndex(atOrAfter: key, sequence: sequence)
         if i < blockCount, let base = mapping?.bytes.baseAddress {
-            let blockHandle = tail.index[i].handle
-            let start = Int(blockHandle.offset)
-            let end = start + Int(blockHandle.size) + SegmentFormat.blockTrailerSize
+            let (start, size) = blockRange(i)
+            let end = start + size + SegmentFormat.blockTrailerSize
             strata_prefetch(base + start, 1)
             strata_prefetch(base + max(start, end - 64), min(64, end - start))
         }

@@ -47,31 +47,36 @@ final class Version: Sendable {
             droppedDeletions: droppedDeletions ?? self.droppedDeletions)
     }
 
-    /// The newest version of `key` at or below `sequence`: value, tombstone or absent.
+    /// The value of `key` at `sequence`: a copy of what `borrowValue` finds.
     func get(_ key: [UInt8], at sequence: UInt64) throws -> [UInt8]? {
-        let inMemory = key.withUnsafeBytes { raw -> MemTable.Lookup in
-            let hash = hashKey(raw)
-            if !sealed.isEmpty {
-                // As with the filters below: start every table's index miss at once.
-                var touched = memtable.touchIndex(hash: hash)
-                for table in sealed { touched |= table.touchIndex(hash: hash) }
-                keepAlive(UInt8(truncatingIfNeeded: touched))
-            }
-            let found = memtable.get(raw, hash: hash, at: sequence)
-            if found != .absent { return found }
-            for table in sealed {
-                let found = table.get(raw, hash: hash, at: sequence)
-                if found != .absent { return found }
-            }
-            return .absent
+        let found = try key.withUnsafeBytes { raw in try borrowValue(raw, at: sequence) }
+        return withExtendedLifetime(found.owner) { found.bytes.map(copyBytes) }
+    }
+
+    /// The newest value of `key` at or below `sequence`, nil when that version is a deletion
+    /// or there is none, borrowed: nothing is copied or allocated for it. The bytes stay
+    /// valid while the caller holds this version and `owner`, the decoded block they sit in
+    /// (nil, or a mapping this version holds anyway, for a memtable node or a mapped file).
+    /// Not generic, so that a public generic caller does not make the whole lookup generic.
+    func borrowValue(_ key: UnsafeRawBufferPointer, at sequence: UInt64) throws -> BorrowedValue {
+        let hash = hashKey(key)
+        if !sealed.isEmpty {
+            // As with the filters below: start every table's index miss at once.
+            var touched = memtable.touchIndex(hash: hash)
+            for table in sealed { touched |= table.touchIndex(hash: hash) }
+            keepAlive(UInt8(truncatingIfNeeded: touched))
         }
-        switch inMemory {
-        case .value(let value): return value
-        case .deleted: return nil
-        case .absent: break
+        // A node's bytes live in its table's arena, which this version keeps alive.
+        if let node = memtable.findVisible(key, hash: hash, at: sequence) {
+            return BorrowedValue(bytes: node.isTombstone ? nil : node.value, owner: nil)
+        }
+        for table in sealed {
+            if let node = table.findVisible(key, hash: hash, at: sequence) {
+                return BorrowedValue(bytes: node.isTombstone ? nil : node.value, owner: nil)
+            }
         }
         do {
-            return try key.withUnsafeBytes { raw in try getFromFiles(raw, at: sequence) }
+            return try borrowValueFromFiles(key, at: sequence)
         } catch let error as FormatError {
             // A damaged block, met by the block cursor (StrataFormat).
             throw StoreError(error, file: error.file)
@@ -79,58 +84,66 @@ final class Version: Sendable {
     }
 
     /// The lookup's second half: level 0 newest first, then one file per deeper level.
-    private func getFromFiles(_ key: UnsafeRawBufferPointer, at sequence: UInt64) throws -> [UInt8]? {
+    private func borrowValueFromFiles(_ key: UnsafeRawBufferPointer, at sequence: UInt64) throws -> BorrowedValue {
         var deepest = 0
         for index in levels.indices where !levels[index].isEmpty { deepest = index }
-        if deepest == 0 && levels[0].isEmpty { return nil }
+        if deepest == 0 && levels[0].isEmpty { return BorrowedValue(bytes: nil, owner: nil) }
         // One hash serves every filter. Each filter probe is one cache line, usually a miss
         // on a large store: start them all before testing the first, so they overlap
         // instead of queueing one behind another.
         let hash = BloomFilter.hash(key)
-        return try withUnsafeTemporaryAllocation(of: SegmentTable?.self, capacity: levels.count) { candidates in
+        // The candidates are unretained: `levels` holds every file for as long as this
+        // version lives, and a retain and release per file would cost more than its search.
+        return try withUnsafeTemporaryAllocation(of: Unmanaged<SegmentTable>?.self, capacity: levels.count) { candidates in
             // The one file of each deeper level whose range holds the key, found once.
             var touched: UInt8 = 0
             for table in levels[0] where table.covers(key) { touched |= table.tail.filter.touchLine(hash: hash) }
             for index in 1..<levels.count {
-                let table = levels[index].isEmpty ? nil : Version.file(in: levels[index], containing: key)
+                let found = levels[index].isEmpty ? nil : Version.fileIndex(in: levels[index], containing: key)
+                let table = found.map { Unmanaged.passUnretained(levels[index][$0]) }
                 candidates.initializeElement(at: index, to: table)
-                if let table, index != deepest { touched |= table.tail.filter.touchLine(hash: hash) }
+                if let table, index != deepest {
+                    touched |= table._withUnsafeGuaranteedRef { $0.tail.filter.touchLine(hash: hash) }
+                }
             }
-            defer { candidates[1..<levels.count].deinitialize() }
             keepAlive(touched)
             // The deepest level holds most keys: start its block's misses now, behind the
             // filters'.
-            let deepestBlock = deepest > 0 ? candidates[deepest]?.prefetchBlock(key, sequence: sequence) : nil
-            let buffer = KeyBuffer()
-            for table in levels[0] where table.covers(key) {
-                switch try table.get(key, hash: hash, at: sequence, keyBuffer: buffer) {
-                case .value(let value): return value
-                case .deleted: return nil
-                case .absent: continue
+            let deepestBlock = deepest > 0 ? candidates[deepest]?._withUnsafeGuaranteedRef { $0.prefetchBlock(key, sequence: sequence) } : nil
+            // The cursor's key buffer starts on the stack; only a key longer than it moves
+            // to the heap.
+            return try withUnsafeTemporaryAllocation(byteCount: KeyBuffer.defaultCapacity, alignment: 8) { storage in
+                let buffer = KeyBuffer(borrowing: storage.baseAddress!, capacity: storage.count)
+                for table in levels[0] where table.covers(key) {
+                    if let found = try table.borrowEntry(key, hash: hash, at: sequence, keyBuffer: buffer) { return found }
                 }
-            }
-            for index in 1..<levels.count {
-                guard let table = candidates[index] else { continue }
-                // Most data lives in the deepest level: a read that reaches it usually finds
-                // its key there, so its filter is skipped (a miss then costs one block read).
-                switch try table.get(
-                    key, hash: index == deepest ? nil : hash, at: sequence, keyBuffer: buffer,
-                    block: index == deepest ? deepestBlock : nil)
-                {
-                case .value(let value): return value
-                case .deleted: return nil
-                case .absent: continue
+                for index in 1..<levels.count {
+                    guard let table = candidates[index] else { continue }
+                    // Most data lives in the deepest level: a read that reaches it usually
+                    // finds its key there, so its filter is skipped (a miss then costs one
+                    // block read).
+                    let found = try table._withUnsafeGuaranteedRef {
+                        try $0.borrowEntry(
+                            key, hash: index == deepest ? nil : hash, at: sequence, keyBuffer: buffer,
+                            block: index == deepest ? deepestBlock : nil)
+                    }
+                    if let found { return found }
                 }
+                return BorrowedValue(bytes: nil, owner: nil)
             }
-            return nil
         }
     }
 
     /// The file of a sorted, non-overlapping level whose range holds `key`.
     static func file(in level: [SegmentTable], containing key: UnsafeRawBufferPointer) -> SegmentTable? {
+        fileIndex(in: level, containing: key).map { level[$0] }
+    }
+
+    /// The index of that file.
+    static func fileIndex(in level: [SegmentTable], containing key: UnsafeRawBufferPointer) -> Int? {
         let i = firstFile(in: level, endingAtOrAfter: key)
         guard i < level.count, level[i].smallestKey.withUnsafeBytes({ compareKeys(key, $0) >= 0 }) else { return nil }
-        return level[i]
+        return i
     }
 
     /// The index of the first file whose largest key is >= `key`.
@@ -156,6 +169,13 @@ final class Version: Sendable {
 @inline(never)
 func keepAlive(_ value: UInt8) {
     _ = value
+}
+
+/// A value a point read found, borrowed (`Version.borrowValue`): `bytes` is nil for a deletion
+/// or no version at all, and stays valid while `owner` and the version read are alive.
+struct BorrowedValue {
+    let bytes: UnsafeRawBufferPointer?
+    let owner: AnyObject?
 }
 
 /// What one read sees: a version and a commit sequence inside it.
