@@ -19,7 +19,9 @@ package final class Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable: every access to `value` holds `mutex` (the invariant), and values
     // cross into and out of the lock as `sending`, as with the standard library's Mutex.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    /// Unchecked: the mutex already makes every access exclusive, and the runtime's check
+    /// (a thread-local lookup on each `withLock`) would only repeat it.
+    @exclusivity(unchecked) private var value: Value
 
     package init(_ value: sending Value) {
         // A zero-sized value (`Locked(())`) shares its address with the object's header, and

@@ -146,7 +146,21 @@ public final class Store: Sendable {
     /// asks. Blocks the calling thread; from async code use the async overload.
     ///
     /// If `body` throws, nothing it wrote is applied and its error is rethrown unchanged.
+    @inlinable
     public func write<T>(durability: Durability? = nil, _ body: (WriteTransaction) throws -> T) throws -> T {
+        // Inlinable, so that each caller compiles a copy for its own `T`: called generically
+        // from another module, the local below would cost a runtime lookup of `Optional<T>`'s
+        // metadata on every commit. The work itself is `commit`, which is not generic.
+        var value: T? = nil
+        try commit(durability) { tx in value = try body(tx) }
+        guard let value else { preconditionFailure("Store.write: the transaction committed without running its body") }
+        return value
+    }
+
+    /// The synchronous write: runs `body` as one transaction and returns once it is committed
+    /// as `durability` (default: the store's option) asks.
+    @usableFromInline
+    func commit(_ durability: Durability?, _ body: (WriteTransaction) throws -> Void) throws {
         let writer = try admitWrites("write").writer
         if writer.isCurrentThreadWriter {
             throw StoreError(
@@ -156,20 +170,15 @@ public final class Store: Sendable {
         }
         let durability = durability ?? options.durability
         // An idle writer runs the transaction right here (Writer.commitInline).
-        var value: T? = nil
-        if let outcome = writer.commitInline(durability, { tx in value = try body(tx) }) {
-            try outcome.get()
-            guard let value else { preconditionFailure("Store.write: the transaction committed without running its body") }
-            return value
-        }
-        return try withoutActuallyEscaping(body) { body in
+        if let outcome = writer.commitInline(durability, body) { return try outcome.get() }
+        try withoutActuallyEscaping(body) { body in
             // The caller blocks until the writer has run `body`, so the closure and what it
             // captures are never used by two threads at once. The cell is emptied before
             // returning, so the closure does not outlive this call even though the writer
             // may still hold the request for a moment.
             let cell = BodyCell(body)
             defer { cell.clear() }
-            let result = ResultSlot<T>()
+            let result = ResultSlot<Void>()
             let done = DispatchSemaphore(value: 0)
             let request = Writer.TransactionRequest(
                 durability: durability,
@@ -180,7 +189,7 @@ public final class Store: Sendable {
                 })
             if let refused = writer.submit(.transaction(request), inline: true) { throw refused }
             done.wait()
-            return try result.take()
+            try result.take()
         }
     }
 

@@ -16,19 +16,22 @@ public final class WriteTransaction: ReadableTransaction {
     }
 
     private let head: Version
+    // The mutable state below is used by the one thread that runs the transaction's closure,
+    // so it skips the runtime's exclusivity check (a thread-local lookup per access, several
+    // per put).
     /// Errors its scans met, made by the first scan: most transactions only write.
-    private var scanErrors: ReadErrors? = nil
+    @exclusivity(unchecked) private var scanErrors: ReadErrors? = nil
     /// The head sequence: the last commit the writer has run, durable or not yet.
     public let version: UInt64
     /// Each written key once, in the order first written, so a commit encodes
     /// deterministically and without hashing again.
-    private(set) var entries: [PendingEntry] = []
+    @exclusivity(unchecked) private(set) var entries: [PendingEntry] = []
     /// Where each key sits in `entries`: one hash per write, and reads of own writes. Nil
     /// while every write so far has a larger key than the one before (a bulk load in key
     /// order), when no key can repeat; built on the first read or out-of-order write.
-    private var positions: [HashedKey: Int]? = nil
-    private(set) var byteCount = 0
-    private var ended = false
+    @exclusivity(unchecked) private var positions: [HashedKey: Int]? = nil
+    @exclusivity(unchecked) private(set) var byteCount = 0
+    @exclusivity(unchecked) private var ended = false
 
     init(head: Version, version: UInt64) {
         self.head = head

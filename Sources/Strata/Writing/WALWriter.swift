@@ -36,20 +36,22 @@ final class WALWriter {
     /// The segments on disk and their sizes, shared with stats and retirement.
     let inventory: WALInventory
 
-    private(set) var handle: any FileHandle
-    private(set) var segmentNumber: UInt64
+    // Used by the writer's one thread only, so the state below skips the runtime's
+    // exclusivity check (a thread-local lookup per access, several per commit).
+    @exclusivity(unchecked) private(set) var handle: any FileHandle
+    @exclusivity(unchecked) private(set) var segmentNumber: UInt64
     /// Where the next record goes: the end of written data in the current segment.
-    private var offset: Int
-    private var syncedOffset: Int
+    @exclusivity(unchecked) private var offset: Int
+    @exclusivity(unchecked) private var syncedOffset: Int
     /// How far the segment proves itself synced (invariant 5).
-    private var provenThrough: Int
+    @exclusivity(unchecked) private var provenThrough: Int
     /// Framed records not yet written, starting at `offset`.
-    private var staged: [UInt8] = []
+    @exclusivity(unchecked) private var staged: [UInt8] = []
     /// The last staged payload's buffer, for the next `batchEncoder`.
-    private var payloadBuffer: [UInt8] = []
+    @exclusivity(unchecked) private var payloadBuffer: [UInt8] = []
     private static let keptPayloadCapacity = 64 << 10
     /// The file's size: preallocated, zero-filled space ends here.
-    private var preallocatedEnd: Int
+    @exclusivity(unchecked) private var preallocatedEnd: Int
     /// How long the last fdatasync took: what the writer's next round may wait for others
     /// to join it (`Writer` invariant 7).
     private(set) var lastSyncNanoseconds: UInt64 = 0

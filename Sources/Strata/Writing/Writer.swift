@@ -111,17 +111,19 @@ final class Writer: @unchecked Sendable {
     /// also pauses the flushes it would wait for).
     private let suspending = Atomic<Bool>(false)
 
-    // Writer-confined (invariant 1).
-    private var memtable: MemTable
-    private var lastAssigned: UInt64
-    private var failure: StoreError? = nil
+    // Writer-confined (invariant 1). Unchecked: only the writer's one thread touches these,
+    // so the runtime's exclusivity check (a thread-local lookup per access, several per
+    // commit) guards nothing; ThreadSanitizer still sees every access.
+    @exclusivity(unchecked) private var memtable: MemTable
+    @exclusivity(unchecked) private var lastAssigned: UInt64
+    @exclusivity(unchecked) private var failure: StoreError? = nil
     private let wal: WALWriter
-    private var round: [(request: Request, error: (any Error)?)] = []
+    @exclusivity(unchecked) private var round: [(request: Request, error: (any Error)?)] = []
     /// The size of the last round if it synced, else 0: what the next round gathers for
     /// (invariant 7), for at most half of `wal.lastSyncNanoseconds`.
-    private var lastSyncedRoundSize = 0
+    @exclusivity(unchecked) private var lastSyncedRoundSize = 0
     /// The round's commits, kept only while someone observes (`listeners.isActive`).
-    private var roundWrites: [CommittedWrites] = []
+    @exclusivity(unchecked) private var roundWrites: [CommittedWrites] = []
     /// Observations and change feeds: told of each round's commits once published.
     private let listeners: CommitListeners
 
