@@ -137,13 +137,20 @@ public final class WriteTransaction: ReadableTransaction {
                 return
             }
         }
-        if let position = indexedPositions()[HashedKey(key)] {
-            entries[position].write = write
-        } else {
-            positions![HashedKey(key)] = entries.count
+        if positions == nil { positions = indexedPositions() }
+        // One hash for lookup and insert: the default subscript's modify accessor adds the
+        // key, at the position it would take, when it is new.
+        let next = entries.count
+        let position = Self.value(of: &positions![HashedKey(key), default: next])
+        if position == next {
             entries.append(PendingEntry(key: key, write: write))
+        } else {
+            entries[position].write = write
         }
     }
+
+    @inline(__always)
+    private static func value(of slot: inout Int) -> Int { slot }
 
     /// The key-to-position index, built from `entries` the first time it is needed.
     private func indexedPositions() -> [HashedKey: Int] {
