@@ -23,13 +23,19 @@ final class Version: Sendable {
     /// from no change (References/HistoryProbe.swift).
     let droppedDeletions: UInt64
 
+    /// The key ranges of `levels`' files, packed for point reads.
+    let ranges: FileRanges
+
+    /// `ranges`, when given, must be those of `levels` (a version that keeps its files
+    /// shares them).
     init(
         memtable: MemTable, sealed: [MemTable] = [], levels: [[SegmentTable]] = Array(repeating: [], count: ManifestFormat.maxLevels),
-        storeID: UUID, droppedDeletions: UInt64
+        storeID: UUID, droppedDeletions: UInt64, ranges: FileRanges? = nil
     ) {
         self.memtable = memtable
         self.sealed = sealed
         self.levels = levels
+        self.ranges = ranges ?? FileRanges(levels: levels)
         self.storeID = storeID
         self.droppedDeletions = droppedDeletions
         #if STRATA_INTERNAL_CHECKS
@@ -38,13 +44,14 @@ final class Version: Sendable {
                     assert(a.meta.largestKey.lexicographicallyPrecedes(b.meta.smallestKey), "Version invariant 2: files of a level overlap")
                 }
             }
+            if ranges != nil { self.ranges.checkInvariants(levels: levels) }
         #endif
     }
 
     func replacing(memtable: MemTable? = nil, sealed: [MemTable]? = nil, levels: [[SegmentTable]]? = nil, droppedDeletions: UInt64? = nil) -> Version {
         Version(
             memtable: memtable ?? self.memtable, sealed: sealed ?? self.sealed, levels: levels ?? self.levels, storeID: storeID,
-            droppedDeletions: droppedDeletions ?? self.droppedDeletions)
+            droppedDeletions: droppedDeletions ?? self.droppedDeletions, ranges: levels == nil ? ranges : nil)
     }
 
     /// The value of `key` at `sequence`: a copy of what `borrowValue` finds.
@@ -97,9 +104,11 @@ final class Version: Sendable {
         return try withUnsafeTemporaryAllocation(of: Unmanaged<SegmentTable>?.self, capacity: levels.count) { candidates in
             // The one file of each deeper level whose range holds the key, found once.
             var touched: UInt8 = 0
-            for table in levels[0] where table.covers(key) { touched |= table.tail.filter.touchLine(hash: hash) }
+            for (file, table) in levels[0].enumerated() where ranges.covers(level: 0, file: file, key) {
+                touched |= table.tail.filter.touchLine(hash: hash)
+            }
             for index in 1..<levels.count {
-                let found = levels[index].isEmpty ? nil : Version.fileIndex(in: levels[index], containing: key)
+                let found = levels[index].isEmpty ? nil : ranges.file(level: index, containing: key)
                 let table = found.map { Unmanaged.passUnretained(levels[index][$0]) }
                 candidates.initializeElement(at: index, to: table)
                 if let table, index != deepest {
@@ -114,7 +123,7 @@ final class Version: Sendable {
             // to the heap.
             return try withUnsafeTemporaryAllocation(byteCount: KeyBuffer.defaultCapacity, alignment: 8) { storage in
                 let buffer = KeyBuffer(borrowing: storage.baseAddress!, capacity: storage.count)
-                for table in levels[0] where table.covers(key) {
+                for (file, table) in levels[0].enumerated() where ranges.covers(level: 0, file: file, key) {
                     if let found = try table.borrowEntry(key, hash: hash, at: sequence, keyBuffer: buffer) { return found }
                 }
                 for index in 1..<levels.count {
@@ -136,14 +145,9 @@ final class Version: Sendable {
 
     /// The file of a sorted, non-overlapping level whose range holds `key`.
     static func file(in level: [SegmentTable], containing key: UnsafeRawBufferPointer) -> SegmentTable? {
-        fileIndex(in: level, containing: key).map { level[$0] }
-    }
-
-    /// The index of that file.
-    static func fileIndex(in level: [SegmentTable], containing key: UnsafeRawBufferPointer) -> Int? {
         let i = firstFile(in: level, endingAtOrAfter: key)
         guard i < level.count, level[i].smallestKey.withUnsafeBytes({ compareKeys(key, $0) >= 0 }) else { return nil }
-        return i
+        return level[i]
     }
 
     /// The index of the first file whose largest key is >= `key`.
