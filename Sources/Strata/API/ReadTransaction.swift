@@ -25,8 +25,7 @@ public struct ReadTransaction: ReadableTransaction {
 
     public func withUnsafeValue<R>(_ key: [UInt8], _ body: (_ value: UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try KeyValidation.checkKey(key)
-        let found = try key.withUnsafeBytes { try view.version.borrowValue($0, at: view.sequence) }
-        return try withExtendedLifetime(found.owner) { try body(found.bytes) }
+        return try key.withUnsafeBytes { try view.version.borrowValue($0, at: view.sequence) }.withBytes(body)
     }
 
     public func scan(from: [UInt8], to: [UInt8]?, reverse: Bool) throws -> Scan {

@@ -60,8 +60,8 @@ public final class WriteTransaction: ReadableTransaction {
     public func get(_ key: [UInt8]) throws -> [UInt8]? {
         try checkActive()
         try KeyValidation.checkKey(key)
-        if let position = indexedPositions()[HashedKey(key)] {
-            if case .put(let value) = entries[position].write { return value }
+        if let write = ownWrite(key) {
+            if case .put(let value) = write { return value }
             return nil
         }
         return try head.get(key, at: version)
@@ -70,12 +70,17 @@ public final class WriteTransaction: ReadableTransaction {
     public func withUnsafeValue<R>(_ key: [UInt8], _ body: (_ value: UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try checkActive()
         try KeyValidation.checkKey(key)
-        if let position = indexedPositions()[HashedKey(key)] {
-            guard case .put(let value) = entries[position].write else { return try body(nil) }
+        if let write = ownWrite(key) {
+            guard case .put(let value) = write else { return try body(nil) }
             return try value.withUnsafeBytes { try body($0) }
         }
-        let found = try key.withUnsafeBytes { try head.borrowValue($0, at: version) }
-        return try withExtendedLifetime(found.owner) { try body(found.bytes) }
+        return try key.withUnsafeBytes { try head.borrowValue($0, at: version) }.withBytes(body)
+    }
+
+    /// This transaction's latest write of `key`, if it wrote it.
+    private func ownWrite(_ key: [UInt8]) -> PendingWrite? {
+        indexPositions()
+        return positions![HashedKey(key)].map { entries[$0].write }
     }
 
     public func scan(from: [UInt8], to: [UInt8]?, reverse: Bool) throws -> Scan {
@@ -137,7 +142,7 @@ public final class WriteTransaction: ReadableTransaction {
                 return
             }
         }
-        if positions == nil { positions = indexedPositions() }
+        indexPositions()
         // One hash for lookup and insert: the default subscript's modify accessor adds the
         // key, at the position it would take, when it is new.
         let next = entries.count
@@ -152,13 +157,13 @@ public final class WriteTransaction: ReadableTransaction {
     @inline(__always)
     private static func value(of slot: inout Int) -> Int { slot }
 
-    /// The key-to-position index, built from `entries` the first time it is needed.
-    private func indexedPositions() -> [HashedKey: Int] {
-        if let positions { return positions }
+    /// Builds the key-to-position index (`positions`) from `entries` the first time it is
+    /// needed.
+    private func indexPositions() {
+        guard positions == nil else { return }
         var built = [HashedKey: Int](minimumCapacity: entries.count)
         for (position, entry) in entries.enumerated() { built[HashedKey(entry.key)] = position }
         positions = built
-        return built
     }
 }
 

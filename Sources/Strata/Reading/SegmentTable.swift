@@ -381,7 +381,7 @@ final class SegmentTable: @unchecked Sendable {
     /// The newest version of `key` at or below `sequence` in this file, copied.
     func get(_ key: UnsafeRawBufferPointer, hash: UInt64?, at sequence: UInt64, keyBuffer: KeyBuffer, block found: Int? = nil) throws -> MemTable.Lookup {
         guard let found = try borrowEntry(key, hash: hash, at: sequence, keyBuffer: keyBuffer, block: found) else { return .absent }
-        return withExtendedLifetime(found.owner) { found.bytes.map { .value(copyBytes($0)) } ?? .deleted }
+        return found.withBytes { $0.map { .value(copyBytes($0)) } ?? .deleted }
     }
 
     /// The newest version of `key` at or below `sequence` in this file, borrowed from its

@@ -56,8 +56,7 @@ final class Version: Sendable {
 
     /// The value of `key` at `sequence`: a copy of what `borrowValue` finds.
     func get(_ key: [UInt8], at sequence: UInt64) throws -> [UInt8]? {
-        let found = try key.withUnsafeBytes { raw in try borrowValue(raw, at: sequence) }
-        return withExtendedLifetime(found.owner) { found.bytes.map(copyBytes) }
+        try key.withUnsafeBytes { raw in try borrowValue(raw, at: sequence) }.withBytes { $0.map(copyBytes) }
     }
 
     /// The newest value of `key` at or below `sequence`, nil when that version is a deletion
@@ -180,6 +179,12 @@ func keepAlive(_ value: UInt8) {
 struct BorrowedValue {
     let bytes: UnsafeRawBufferPointer?
     let owner: AnyObject?
+
+    /// Runs `body` on `bytes` with `owner` kept alive until it returns.
+    @inline(__always)
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try withExtendedLifetime(owner) { try body(bytes) }
+    }
 }
 
 /// What one read sees: a version and a commit sequence inside it.
