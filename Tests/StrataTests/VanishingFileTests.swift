@@ -29,4 +29,28 @@ import Testing
         try second.close()
         snapshot.close()
     }
+
+    /// The same release, while the store is suspended, must not make `resume()` believe
+    /// another process wrote the store: the CI's freeze-and-kill suite met a resume that
+    /// reloaded ("reloaded 2232 2232") with no other process near the store.
+    @Test("a snapshot released while suspended does not make resume() reload")
+    func obsoleteFileRemovedWhileSuspended() throws {
+        let fileSystem = SimulatedFileSystem()
+        var options = StoreOptions()
+        options.fileSystem = fileSystem
+        let store = try Store(path: "/store", options: options)
+        try store.write { tx in try tx.put([1], [1]) }
+        try store.compact()
+        let snapshot = store.snapshot()  // holds the first segment file
+        try store.write { tx in try tx.put([1], [2]) }
+        try store.compact()
+        try store.suspend()
+        let before = try fileSystem.listDirectory("/store").filter { $0.hasPrefix("seg-") }
+        snapshot.close()
+        let after = try fileSystem.listDirectory("/store").filter { $0.hasPrefix("seg-") }
+        #expect(after.count == before.count - 1, "the release should remove the obsolete file: \(before) → \(after)")
+        #expect(try store.resume() == .unchanged)
+        #expect(try store.read { tx in try tx.get([1]) } == [2])
+        try store.close()
+    }
 }

@@ -9,6 +9,10 @@ import StrataIO
 /// installs a manifest under a new name, every commit appends to the WAL (whose preallocated
 /// size does not change, hence the probe), a flush or compaction adds segment files, and a
 /// store deleted and created again under the same names starts with other bytes.
+///
+/// Segment files the store's current version does not hold are left out: a snapshot of this
+/// process released while the store is suspended removes its obsolete file by itself, which
+/// is no sign of another writer (another process's open would also install a manifest).
 struct DirectoryFingerprint: Equatable {
     /// Bytes at the start of each file that the checksum covers: a WAL segment's header and
     /// first records, a manifest's snapshot of the levels.
@@ -22,8 +26,13 @@ struct DirectoryFingerprint: Equatable {
         var leadingChecksum: UInt32
     }
 
-    static func capture(directory: String, fileSystem fs: any FileSystem) throws -> DirectoryFingerprint {
-        let names = try fs.listDirectory(directory).filter { $0 != StoreLock.fileName }.sorted()
+    /// - Parameter liveSegments: the numbers of the segment files the current version holds.
+    static func capture(directory: String, fileSystem fs: any FileSystem, liveSegments: Set<UInt64>) throws -> DirectoryFingerprint {
+        let names = try fs.listDirectory(directory).filter { name in
+            if name == StoreLock.fileName { return false }
+            guard let segment = ManifestFormat.number(fromSegmentName: name) else { return true }
+            return liveSegments.contains(segment)
+        }.sorted()
         var files: [String: FileMark] = [:]
         for name in names {
             let growsInPlace = WALFormat.number(fromName: name) != nil || ManifestFormat.number(fromManifestName: name) != nil

@@ -143,7 +143,8 @@ extension Store {
         writing.maintenance.waitUntilIdle()
         engine.versions.markManifest()
         do {
-            let fingerprint = try DirectoryFingerprint.capture(directory: path, fileSystem: options.fileSystem)
+            let fingerprint = try DirectoryFingerprint.capture(
+                directory: path, fileSystem: options.fileSystem, liveSegments: engine.versions.liveSegmentNumbers)
             core.withLock { $0.fingerprint = fingerprint }
         } catch {
             // Without a fingerprint, resume() reloads: always correct, only slower.
@@ -178,7 +179,9 @@ extension Store {
         guard let writing = engine.writing else { preconditionFailure("Store: a store opened read-only was suspended") }
         try lock.acquire()
         do {
-            let now = try DirectoryFingerprint.capture(directory: path, fileSystem: options.fileSystem)
+            // The same engine, stopped since the suspension, so the same live segments.
+            let now = try DirectoryFingerprint.capture(
+                directory: path, fileSystem: options.fileSystem, liveSegments: engine.versions.liveSegmentNumbers)
             if let fingerprint, fingerprint == now, try writing.writer.walIsUntouched() {
                 writing.writer.resume()
                 // Back to `.active`, so compactions start again, the ones skipped in the

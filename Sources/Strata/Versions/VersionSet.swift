@@ -77,6 +77,9 @@ final class VersionSet: @unchecked Sendable {
     /// The levels of the current Version (invariant 2).
     var levels: [[SegmentTable]] { published.latest().version.levels }
 
+    /// The numbers of the segment files the current version holds.
+    var liveSegmentNumbers: Set<UInt64> { Set(levels.joined().map(\.number)) }
+
     /// Runs `body` under the install lock with the current levels and the compact pointers:
     /// a consistent view for choosing a compaction's inputs.
     func withInstallLock<T>(_ body: (_ levels: [[SegmentTable]], _ compactPointers: inout [[UInt8]?]) -> T) -> T {
