@@ -284,8 +284,6 @@ public func decodeVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end:
     @exclusivity(unchecked) public var storage: UnsafeMutableRawPointer
     @usableFromInline @exclusivity(unchecked) var capacity: Int
     @exclusivity(unchecked) public var count = 0
-    /// False while `storage` is the caller's (`init(borrowing:capacity:)`).
-    @usableFromInline @exclusivity(unchecked) var ownsStorage = true
 
     /// The capacity a buffer starts with: longer than most keys.
     public static let defaultCapacity = 64
@@ -295,17 +293,8 @@ public func decodeVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end:
         storage = .allocate(byteCount: capacity, alignment: 8)
     }
 
-    /// A buffer that starts in `storage`, which the caller owns and keeps valid for as long
-    /// as this buffer is used (a stack allocation, say): a point read then allocates nothing
-    /// for keys up to `capacity` bytes. A longer key moves the buffer to memory of its own.
-    public init(borrowing storage: UnsafeMutableRawPointer, capacity: Int) {
-        self.capacity = capacity
-        self.storage = storage
-        ownsStorage = false
-    }
-
     deinit {
-        if ownsStorage { storage.deallocate() }
+        storage.deallocate()
     }
 
     @inlinable @inline(__always) public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: count) }
@@ -324,9 +313,8 @@ public func decodeVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end:
         let grown = max(needed, capacity * 2)
         let fresh = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 8)
         fresh.copyMemory(from: storage, byteCount: shared)
-        if ownsStorage { storage.deallocate() }
+        storage.deallocate()
         storage = fresh
-        ownsStorage = true
         capacity = grown
     }
 

@@ -15,10 +15,16 @@ struct SegmentTableSearchTests {
 
     /// Writes a segment of `count` 16-digit keys with 100-byte values and opens it.
     static func withTable(count: Int, _ body: (SegmentTable) throws -> Void) async throws {
+        try await withTable(keys: (0..<count).map(key), body)
+    }
+
+    /// Writes a segment of `keys` (ascending) with 100-byte values and opens it.
+    static func withTable(keys: [[UInt8]], _ body: (SegmentTable) throws -> Void) async throws {
+        let count = keys.count
         try await withTemporaryDirectory(label: "segment-search") { directory in
             var builder = SegmentBuilder()
-            for i in 0..<count {
-                try builder.add(userKey: key(i), sequence: UInt64(i + 1), kind: .value, value: Array(repeating: UInt8(i % 251), count: 100))
+            for (i, key) in keys.enumerated() {
+                try builder.add(userKey: key, sequence: UInt64(i + 1), kind: .value, value: Array(repeating: UInt8(i % 251), count: 100))
             }
             let bytes = builder.finish()
             let fileSystem = POSIXFileSystem()
@@ -29,7 +35,7 @@ struct SegmentTableSearchTests {
             try handle.close()
             let meta = SegmentMeta(
                 level: 1, fileNumber: number, fileSize: UInt64(bytes.count), entryCount: UInt64(count),
-                smallestSequence: 1, largestSequence: UInt64(count), smallestKey: key(0), largestKey: key(count - 1))
+                smallestSequence: 1, largestSequence: UInt64(count), smallestKey: keys[0], largestKey: keys[count - 1])
             let table = try SegmentTable.open(meta, directory: directory.path(""), fileSystem: fileSystem, cache: BlockCache(capacity: 1 << 20))
             try body(table)
         }
@@ -49,7 +55,28 @@ struct SegmentTableSearchTests {
     /// The narrowed search gives the same block as a plain one over every separator, for
     /// every key of the file, keys between and around them, and any sequence.
     @Test func blockIndexAgreesWithALinearSearch() async throws {
-        try await Self.withTable(count: 5_000) { table in
+        let keys = (0..<5_000).map(Self.key)
+        var probes: [[UInt8]] = keys
+        probes += [[], Array("0".utf8), Self.key(5_000), Self.key(99_999_999), Array("1".utf8), Array("2".utf8), [0xFF]]
+        probes += keys.map { $0 + [0x00] }
+        try await Self.checkBlockIndex(keys: keys, probes: probes)
+    }
+
+    /// Keys in three groups that differ only past the eight bytes each separator's word
+    /// holds: long runs of separators share one word, and such a run crosses many stretches
+    /// of the sampled fences (one sample per 16), so both ends of a run must be found there.
+    @Test func blockIndexAgreesWithALinearSearchWhenFenceWordsRepeat() async throws {
+        let keys = (0..<3).flatMap { group in
+            (0..<2_000).map { i in [UInt8(ascii: "a") + UInt8(group)] + Array("-shared-".utf8) + Self.key(i) }
+        }
+        var probes = keys + keys.map { $0 + [0x00] }
+        probes += [[], Array("a".utf8), Array("b-shared-".utf8), Array("b-shared-~".utf8), Array("d".utf8), [0xFF]]
+        try await Self.checkBlockIndex(keys: keys, probes: probes)
+    }
+
+    static func checkBlockIndex(keys: [[UInt8]], probes: [[UInt8]]) async throws {
+        try await withTable(keys: keys) { table in
+            #expect(table.blockCount > 100)
             let separators = table.tail.index.map(\.separator)
             func expected(_ userKey: [UInt8], _ sequence: UInt64) -> Int {
                 let target = SegmentFormat.trailer(sequence: min(sequence, SegmentFormat.maxSequence), kind: .value) | 0xFF
@@ -59,9 +86,6 @@ struct SegmentTableSearchTests {
                     return user.withUnsafeBytes { u in userKey.withUnsafeBytes { k in compareInternal(u, trailer, k, target) >= 0 } }
                 } ?? separators.count
             }
-            var probes: [[UInt8]] = (0..<5_000).map(Self.key)
-            probes += [[], Array("0".utf8), Self.key(5_000), Self.key(99_999_999), Array("1".utf8), Array("2".utf8), [0xFF]]
-            probes += (0..<5_000).map { Self.key($0) + [0x00] }
             var wrong: [String] = []
             for probe in probes {
                 for sequence in [UInt64(0), 1, 2_500, SegmentFormat.maxSequence] {
@@ -72,8 +96,8 @@ struct SegmentTableSearchTests {
             let count = wrong.count
             #expect(count == 0, "\(wrong.prefix(5))")
             let buffer = KeyBuffer()
-            for i in stride(from: 0, to: 5_000, by: 7) {
-                let found = try Self.key(i).withUnsafeBytes { try table.get($0, hash: nil, at: SegmentFormat.maxSequence, keyBuffer: buffer) }
+            for i in stride(from: 0, to: keys.count, by: 7) {
+                let found = try keys[i].withUnsafeBytes { try table.get($0, hash: nil, at: SegmentFormat.maxSequence, keyBuffer: buffer) }
                 #expect(found == .value(Array(repeating: UInt8(i % 251), count: 100)), "key \(i)")
             }
         }

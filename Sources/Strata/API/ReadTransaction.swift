@@ -2,10 +2,19 @@
 /// ``Snapshot/read(_:)``; do not keep it after the closure returns.
 public struct ReadTransaction: ReadableTransaction {
     let view: ReadView
-    let errors = ReadErrors()
+    let errors: ReadErrors
 
-    init(view: ReadView) {
+    init(view: ReadView, errors: ReadErrors = ReadErrors()) {
         self.view = view
+        self.errors = errors
+    }
+
+    /// Runs `body` on a transaction of `view` whose error record is this thread's spare
+    /// (`ReadScratch`), handed back afterwards: a read then allocates nothing of its own.
+    static func run<T>(on view: ReadView, _ body: (ReadTransaction) throws -> T) throws -> T {
+        var errors = ReadScratch.takeErrors()
+        defer { ReadScratch.giveBack(&errors) }
+        return try ReadTransaction(view: view, errors: errors).run(body)
     }
 
     public var version: UInt64 { view.sequence }

@@ -32,7 +32,7 @@ public final class Snapshot: Sendable {
             throw StoreError(.closed, "the snapshot was closed; take a new one with store.snapshot()")
         }
         try admits()
-        return try ReadTransaction(view: current).run(body)
+        return try ReadTransaction.run(on: current, body)
     }
 
     /// Releases what the snapshot pins. Idempotent; later reads throw `.closed`.

@@ -115,13 +115,13 @@ public final class Store: Sendable {
     /// Runs `body` on a snapshot of the latest commit, on the calling thread. Never waits for
     /// the writer.
     public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
-        try ReadTransaction(view: published.current()).run(body)
+        try ReadTransaction.run(on: published.current(), body)
     }
 
     /// Runs `body` on a snapshot of the latest commit. The async form, for async contexts;
     /// it suspends nowhere, since reads never wait.
     public func read<T>(_ body: (ReadTransaction) throws -> T) async throws -> T {
-        try ReadTransaction(view: published.current()).run(body)
+        try ReadTransaction.run(on: published.current(), body)
     }
 
     /// A long-lived snapshot of the latest commit. Its reads throw what the store's would:

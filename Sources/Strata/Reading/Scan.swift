@@ -121,6 +121,11 @@ final class ReadErrors {
     func check() throws {
         if let first { throw first }
     }
+
+    /// Forgets the error recorded, for reuse by another transaction (`ReadScratch`).
+    func reset() {
+        first = nil
+    }
 }
 
 extension Scan {

@@ -51,6 +51,13 @@ final class SegmentTable: @unchecked Sendable {
     /// leave no shared prefix and make every word equal.
     let commonPrefix: [UInt8]
     private let fences: [UInt64]
+    /// Every `fenceSampleStride`-th fence (`fences[0]`, `fences[16]`, …): a search finds its
+    /// stretch of 16 fences here, in an array small enough to stay in the CPU caches, then
+    /// searches those 16 (two cache lines). A plain binary search over the fences of a file
+    /// of 2,000 blocks waited on about eleven dependent loads, most of them misses on a store
+    /// larger than the caches: 15% of a random get's time at 1,000,000 keys.
+    private let fenceSamples: [UInt64]
+    private static let fenceSampleStride = 16
 
     var number: UInt64 { meta.fileNumber }
     var blockCount: Int { tail.index.count }
@@ -83,7 +90,9 @@ final class SegmentTable: @unchecked Sendable {
         } else {
             commonPrefix = []
         }
-        fences = userKeys.map { key in key.withUnsafeBytes { SegmentTable.fence($0, after: prefixLength) } }
+        let fences = userKeys.map { key in key.withUnsafeBytes { SegmentTable.fence($0, after: prefixLength) } }
+        self.fences = fences
+        fenceSamples = Swift.stride(from: 0, to: fences.count, by: SegmentTable.fenceSampleStride).map { fences[$0] }
         blocks = .allocate(byteCount: max(tail.index.count, 1) * SegmentTable.blockSlotBytes, alignment: SegmentTable.blockSlotBytes)
         for (i, entry) in tail.index.enumerated() {
             let slot = blocks + i * SegmentTable.blockSlotBytes
@@ -338,24 +347,43 @@ final class SegmentTable: @unchecked Sendable {
             // separator is smaller, after them every one is larger.
             let word = SegmentTable.fence(userKey, after: commonPrefix.count)
             fences.withUnsafeBufferPointer { fences in
-                var a = 0
-                var b = fences.count
-                while a < b {
-                    let m = (a + b) / 2
-                    if fences[m] < word { a = m + 1 } else { b = m }
+                fenceSamples.withUnsafeBufferPointer { samples in
+                    low = SegmentTable.firstFence(fences, samples, notBefore: word, orAfter: false)
+                    high = SegmentTable.firstFence(fences, samples, notBefore: word, orAfter: true)
                 }
-                low = a
-                b = fences.count
-                while a < b {
-                    let m = (a + b) / 2
-                    if fences[m] <= word { a = m + 1 } else { b = m }
-                }
-                high = a
             }
         }
         let i = fullSearch(userKey, sequence: sequence, low: low, high: high)
         // Every separator with a word is before the target: the last one decides.
         return i < fences.count ? i : fullSearch(userKey, sequence: sequence, low: fences.count, high: blockCount)
+    }
+
+    /// The first index whose fence is at least `word` (past `word` when `orAfter`), else
+    /// `fences.count`: the samples narrow it to one stretch, whose fences are then searched.
+    @inline(__always)
+    private static func firstFence(
+        _ fences: UnsafeBufferPointer<UInt64>, _ samples: UnsafeBufferPointer<UInt64>, notBefore word: UInt64, orAfter: Bool
+    ) -> Int {
+        @inline(__always) func before(_ fence: UInt64) -> Bool { orAfter ? fence <= word : fence < word }
+        var a = 0
+        var b = samples.count
+        while a < b {
+            let m = (a + b) / 2
+            if before(samples[m]) { a = m + 1 } else { b = m }
+        }
+        // Sample a - 1 is before the boundary and sample a (if any) is not: the boundary is
+        // past the one and at most the other.
+        let stride = fenceSampleStride
+        var low = a > 0 ? (a - 1) * stride + 1 : 0
+        var high = min(a * stride, fences.count)
+        // The stretch spans two or three cache lines: load them together rather than one
+        // per step of the search below.
+        if !orAfter && low < high { strata_prefetch(fences.baseAddress! + low, (high - low) * MemoryLayout<UInt64>.stride) }
+        while low < high {
+            let m = (low + high) / 2
+            if before(fences[m]) { low = m + 1 } else { high = m }
+        }
+        return low
     }
 
     /// The first index in `low..<high` whose separator is at or after the target, else `high`.

@@ -118,10 +118,7 @@ final class Version: Sendable {
             // The deepest level holds most keys: start its block's misses now, behind the
             // filters'.
             let deepestBlock = deepest > 0 ? candidates[deepest]?._withUnsafeGuaranteedRef { $0.prefetchBlock(key, sequence: sequence) } : nil
-            // The cursor's key buffer starts on the stack; only a key longer than it moves
-            // to the heap.
-            return try withUnsafeTemporaryAllocation(byteCount: KeyBuffer.defaultCapacity, alignment: 8) { storage in
-                let buffer = KeyBuffer(borrowing: storage.baseAddress!, capacity: storage.count)
+            return try ReadScratch.withKeyBuffer { buffer in
                 for (file, table) in levels[0].enumerated() where ranges.covers(level: 0, file: file, key) {
                     if let found = try table.borrowEntry(key, hash: hash, at: sequence, keyBuffer: buffer) { return found }
                 }
