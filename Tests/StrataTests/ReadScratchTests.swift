@@ -1,3 +1,4 @@
+import Foundation
 import Strata
 import StrataIO
 import StrataTestSupport
@@ -65,5 +66,33 @@ import Testing
         }
         #expect(inner == 50)
         #expect(try store.read { tx in try Self.scanAll(tx) } == 50)
+    }
+
+    /// Threads that read at once each use their own scratch, and threads that end release
+    /// theirs (the CI runs this suite under ThreadSanitizer).
+    @Test("threads that read at once, then end, each keep their own scratch")
+    func threadsReadingAtOnce() throws {
+        let (store, _) = try Self.store()
+        defer { try? store.close() }
+        let done = DispatchSemaphore(value: 0)
+        let failures = Locked(0)
+        let threads = 4
+        for t in 0..<threads {
+            let thread = Thread {
+                for round in 0..<300 {
+                    let i = UInt8((t * 7 + round) % 50)
+                    let ok =
+                        (try? store.read { tx in
+                            try tx.get([i]) == [i, 1] && Self.scanAll(tx) == 50
+                                && tx.withUnsafeValue([i]) { $0.map(Array.init) } == [i, 1]
+                        }) ?? false
+                    if !ok { failures.withLock { $0 += 1 } }
+                }
+                done.signal()
+            }
+            thread.start()
+        }
+        for _ in 0..<threads { done.wait() }
+        #expect(failures.withLock { $0 } == 0)
     }
 }
