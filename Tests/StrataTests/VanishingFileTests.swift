@@ -8,17 +8,25 @@ import Testing
 /// `resume()` has listed the directory just before. The soak met it as a failed resume
 /// ("unlink ...: No such file or directory"): the open must take the file as removed.
 @Suite struct VanishingFileTests {
-    @Test("a file gone between the listing and its removal does not fail the open")
-    func unreferencedFileAlreadyGone() throws {
+    /// A store at "/store" on a simulated file system whose key [1] went from [1] to [2],
+    /// each compacted into its own segment file, and a snapshot that holds the first,
+    /// obsolete one.
+    static func snapshotHoldingAnObsoleteFile() throws -> (Store, Snapshot, SimulatedFileSystem, StoreOptions) {
         let fileSystem = SimulatedFileSystem()
         var options = StoreOptions()
         options.fileSystem = fileSystem
-        let first = try Store(path: "/store", options: options)
-        try first.write { tx in try tx.put([1], [1]) }
-        try first.compact()
-        let snapshot = first.snapshot()  // holds the first segment file
-        try first.write { tx in try tx.put([1], [2]) }
-        try first.compact()
+        let store = try Store(path: "/store", options: options)
+        try store.write { tx in try tx.put([1], [1]) }
+        try store.compact()
+        let snapshot = store.snapshot()
+        try store.write { tx in try tx.put([1], [2]) }
+        try store.compact()
+        return (store, snapshot, fileSystem, options)
+    }
+
+    @Test("a file gone between the listing and its removal does not fail the open")
+    func unreferencedFileAlreadyGone() throws {
+        let (first, snapshot, fileSystem, options) = try Self.snapshotHoldingAnObsoleteFile()
         try first.close()
         let segmentFiles = try fileSystem.listDirectory("/store").filter { $0.hasPrefix("seg-") }
         #expect(segmentFiles.count == 2, "the snapshot should keep its obsolete file: \(segmentFiles)")
@@ -35,15 +43,7 @@ import Testing
     /// reloaded ("reloaded 2232 2232") with no other process near the store.
     @Test("a snapshot released while suspended does not make resume() reload")
     func obsoleteFileRemovedWhileSuspended() throws {
-        let fileSystem = SimulatedFileSystem()
-        var options = StoreOptions()
-        options.fileSystem = fileSystem
-        let store = try Store(path: "/store", options: options)
-        try store.write { tx in try tx.put([1], [1]) }
-        try store.compact()
-        let snapshot = store.snapshot()  // holds the first segment file
-        try store.write { tx in try tx.put([1], [2]) }
-        try store.compact()
+        let (store, snapshot, fileSystem, _) = try Self.snapshotHoldingAnObsoleteFile()
         try store.suspend()
         let before = try fileSystem.listDirectory("/store").filter { $0.hasPrefix("seg-") }
         snapshot.close()
