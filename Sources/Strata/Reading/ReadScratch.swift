@@ -16,8 +16,9 @@ import CStrata
 ///
 /// A random get from a file allocated both; with their releases that was about a tenth of its
 /// instructions. The objects sit in C thread-local slots (`strata_thread_slots`), which cost a
-/// load to reach; a `pthread` key is set once per thread, only so that its destructor
-/// releases them when the thread ends.
+/// call and a load to reach (`pthread_getspecific` and `pthread_setspecific` on every read
+/// cost as much as the allocations); a `pthread` key is set once per thread, only so that its
+/// destructor releases them when the thread ends.
 enum ReadScratch {
     private static let keyBufferSlot = 0
     private static let errorsSlot = 1

@@ -55,7 +55,7 @@ final class SegmentTable: @unchecked Sendable {
     /// stretch of 16 fences here, in an array small enough to stay in the CPU caches, then
     /// searches those 16 (two cache lines). A plain binary search over the fences of a file
     /// of 2,000 blocks waited on about eleven dependent loads, most of them misses on a store
-    /// larger than the caches: 15% of a random get's time at 1,000,000 keys.
+    /// larger than the caches (15% of the gets' time in readrandom1k at 1,000,000 keys).
     private let fenceSamples: [UInt64]
     private static let fenceSampleStride = 16
 
