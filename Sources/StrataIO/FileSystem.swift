@@ -83,6 +83,25 @@ public protocol FileHandle: AnyObject, Sendable {
     /// The whole file mapped read-only, or nil where this file system does not map files (the
     /// caller then reads with `read`). The mapping outlives `close`.
     func mapReadOnly() throws -> MappedFile?
+
+    /// A window onto `offset ..< offset + count` of the file for writing through memory
+    /// instead of a system call per write, or nil where this file system has none (the
+    /// caller then uses `write`). The range must lie inside the file's size, and `offset` be
+    /// a multiple of 1 MiB. What is written through the window is the file's data exactly as
+    /// after `write`: other handles read it, the process dying loses none of it, and `sync()`
+    /// makes it durable. Nothing may cut the file below the window's end while it is in use.
+    /// The window outlives `close`.
+    func openWriteWindow(offset: Int64, count: Int) throws -> (any WriteWindow)?
+}
+
+/// Part of a file open for writing through memory (`FileHandle.openWriteWindow`); closed when
+/// the object goes. Used by one thread at a time.
+public protocol WriteWindow: AnyObject {
+    /// The file offsets the window covers.
+    var range: Range<Int64> { get }
+
+    /// Writes all of `bytes` at file offset `offset`; they must lie inside `range`.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws
 }
 
 /// A file's bytes mapped read-only into memory; unmapped when the object goes. Only for files
@@ -109,6 +128,8 @@ public protocol FileLock: AnyObject, Sendable {
 
 extension FileHandle {
     public func mapReadOnly() throws -> MappedFile? { nil }
+
+    public func openWriteWindow(offset: Int64, count: Int) throws -> (any WriteWindow)? { nil }
 
     public func write(_ bytes: [UInt8], at offset: Int64) throws {
         try bytes.withUnsafeBytes { try write($0, at: offset) }

@@ -174,6 +174,25 @@ final class POSIXFileHandle: FileHandle, Sendable {
         }
     }
 
+    func openWriteWindow(offset: Int64, count: Int) throws -> (any WriteWindow)? {
+        try checkOpen("mmap")
+        #if os(Linux)
+            guard count > 0, offset % Int64(1 << 20) == 0 else { return nil }
+            // A store through a mapping that needs a block the disk cannot give, or lies past
+            // the file's end, is a SIGBUS, not an error; so the window is only opened over
+            // blocks that are allocated, inside the file. Where they cannot be, the caller
+            // writes with pwrite and gets ENOSPC.
+            guard posix_fallocate(descriptor, off_t(offset), off_t(count)) == 0 else { return nil }
+            guard let base = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, off_t(offset)), base != MAP_FAILED
+            else { return nil }
+            return POSIXWriteWindow(base: base, offset: offset, count: count)
+        #else
+            // Darwin: whether fsync (and F_FULLFSYNC) alone writes out pages dirtied through a
+            // mapping is not documented; until that is settled, writes use pwrite there.
+            return nil
+        #endif
+    }
+
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         try checkOpen("write")
         var done = 0
@@ -234,6 +253,30 @@ final class POSIXFileHandle: FileHandle, Sendable {
     func close() throws {
         guard state.set() else { return }
         guard closeDescriptor(descriptor) == 0 else { throw IOError(errno: errno, operation: "close", path: path) }
+    }
+}
+
+/// A shared, writable mapping of part of a file: a store into it changes the file's page in
+/// the page cache, as a pwrite would, so it survives the process and fdatasync writes it out.
+final class POSIXWriteWindow: WriteWindow {
+    let range: Range<Int64>
+    private let base: UnsafeMutableRawPointer
+
+    init(base: UnsafeMutableRawPointer, offset: Int64, count: Int) {
+        self.base = base
+        self.range = offset..<(offset + Int64(count))
+    }
+
+    deinit {
+        _ = munmap(base, Int(range.count))
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        precondition(
+            offset >= range.lowerBound && offset + Int64(bytes.count) <= range.upperBound,
+            "POSIXWriteWindow: a write outside the window")
+        guard let source = bytes.baseAddress else { return }
+        (base + Int(offset - range.lowerBound)).copyMemory(from: source, byteCount: bytes.count)
     }
 }
 

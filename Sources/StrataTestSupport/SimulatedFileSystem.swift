@@ -411,6 +411,12 @@ public final class SimulatedFileSystem: FileSystem {
         }
     }
 
+    /// The size of the file a handle has open, or nil once it is closed: no fault is injected
+    /// and no operation counted. For checks a real file system makes without a system call.
+    func uncountedSize(_ token: Int) -> Int64? {
+        state.withLock { state in state.openHandles[token].flatMap { state.files[$0] }.map { Int64($0.live.count) } }
+    }
+
     func size(_ token: Int, _ path: String) throws -> Int64 {
         try state.withLock { state in
             Int64(state.files[try state.openInode(token, .size, "fstat", path)]!.live.count)
@@ -476,6 +482,22 @@ final class SimulatedFileHandle: FileHandle {
         try fileSystem.write(token, path, bytes, at: offset)
     }
 
+    /// A window whose writes are this handle's writes, so crash states and injected faults
+    /// treat them alike. Opening it is no operation of its own (a real one is an mmap, which
+    /// the simulation has no faults for).
+    func openWriteWindow(offset: Int64, count: Int) throws -> (any WriteWindow)? {
+        try checkWritable("mmap")
+        guard count > 0, offset % Int64(1 << 20) == 0 else { return nil }
+        return SimulatedWriteWindow(handle: self, range: offset..<(offset + Int64(count)))
+    }
+
+    /// What a store into a real mapping past the file's end would punish with SIGBUS.
+    func checkInsideFile(_ end: Int64) {
+        if let size = fileSystem.uncountedSize(token) {
+            precondition(end <= size, "SimulatedWriteWindow: a write to \(end) past the file's end \(size) (SIGBUS on a real mapping)")
+        }
+    }
+
     func sync() throws {
         try checkWritable("fdatasync")
         try fileSystem.sync(token, path)
@@ -498,6 +520,26 @@ final class SimulatedFileHandle: FileHandle {
     /// Idempotent, like `POSIXFileHandle.close`.
     func close() throws {
         try fileSystem.release(token, "close", path, lock: false)
+    }
+}
+
+/// A simulated `WriteWindow`: writes through its handle, once checked against the window and
+/// the file's end.
+final class SimulatedWriteWindow: WriteWindow {
+    let range: Range<Int64>
+    private let handle: SimulatedFileHandle
+
+    init(handle: SimulatedFileHandle, range: Range<Int64>) {
+        self.handle = handle
+        self.range = range
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        precondition(
+            offset >= range.lowerBound && offset + Int64(bytes.count) <= range.upperBound,
+            "SimulatedWriteWindow: a write outside the window")
+        handle.checkInsideFile(offset + Int64(bytes.count))
+        try handle.write(bytes, at: offset)
     }
 }
 

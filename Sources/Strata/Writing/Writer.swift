@@ -511,7 +511,7 @@ final class Writer: @unchecked Sendable {
         if failure == nil {
             do {
                 try failpoints?.handler(.beforeWALWrite)
-                try wal.writeStaged()
+                try wal.writeStaged(syncFollows: needsSync)
                 try failpoints?.handler(.afterWALWriteBeforeSync)
                 if needsSync { try wal.sync() }
                 try failpoints?.handler(.beforePublish)
