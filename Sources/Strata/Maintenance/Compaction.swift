@@ -90,6 +90,8 @@ struct CompactionMerge {
 
     /// Runs the merge, calling `write` for each finished output file.
     func run(write: (inout SegmentOutput) throws -> SegmentMeta) throws -> Result {
+        // The tombstone rule's lookups go through the same packed key ranges as a point read.
+        let deeperRanges = FileRanges(levels: deeperLevels)
         var runs: [RawFileIterator] = []
         for input in plan.inputs {
             if input.level == 0 {
@@ -147,7 +149,7 @@ struct CompactionMerge {
                     keep = false
                 } else {
                     keptAtHorizon = true
-                    if isTombstone && !deeperLevelsHold(currentKey.bytes) {
+                    if isTombstone && !deeperLevelsHold(currentKey.bytes, deeperRanges) {
                         keep = false
                         droppedDeletions = max(droppedDeletions, sequence)
                     }
@@ -167,7 +169,7 @@ struct CompactionMerge {
         return Result(outputs: outputs, entriesIn: entriesIn, entriesOut: entriesOut, droppedDeletions: droppedDeletions)
     }
 
-    private func deeperLevelsHold(_ key: UnsafeRawBufferPointer) -> Bool {
-        deeperLevels.contains { level in Version.file(in: level, containing: key) != nil }
+    private func deeperLevelsHold(_ key: UnsafeRawBufferPointer, _ ranges: FileRanges) -> Bool {
+        deeperLevels.indices.contains { ranges.file(level: $0, containing: key) != nil }
     }
 }

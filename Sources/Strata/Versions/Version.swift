@@ -139,13 +139,6 @@ final class Version: Sendable {
         }
     }
 
-    /// The file of a sorted, non-overlapping level whose range holds `key`.
-    static func file(in level: [SegmentTable], containing key: UnsafeRawBufferPointer) -> SegmentTable? {
-        let i = firstFile(in: level, endingAtOrAfter: key)
-        guard i < level.count, level[i].smallestKey.withUnsafeBytes({ compareKeys(key, $0) >= 0 }) else { return nil }
-        return level[i]
-    }
-
     /// The index of the first file whose largest key is >= `key`.
     static func firstFile(in level: [SegmentTable], endingAtOrAfter key: UnsafeRawBufferPointer) -> Int {
         var low = 0
