@@ -126,6 +126,16 @@ public protocol FileLock: AnyObject, Sendable {
     func unlock() throws
 }
 
+extension WriteWindow {
+    /// Traps unless `count` bytes at `offset` lie inside the window: a caller's bug, which a
+    /// real mapping would turn into a store to memory that is not the file's.
+    package func checkInside(_ offset: Int64, _ count: Int) {
+        precondition(
+            offset >= range.lowerBound && offset + Int64(count) <= range.upperBound,
+            "WriteWindow: a write to \(offset)..<\(offset + Int64(count)) outside the window \(range)")
+    }
+}
+
 extension FileHandle {
     public func mapReadOnly() throws -> MappedFile? { nil }
 

@@ -272,9 +272,7 @@ final class POSIXWriteWindow: WriteWindow {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        precondition(
-            offset >= range.lowerBound && offset + Int64(bytes.count) <= range.upperBound,
-            "POSIXWriteWindow: a write outside the window")
+        checkInside(offset, bytes.count)
         guard let source = bytes.baseAddress else { return }
         (base + Int(offset - range.lowerBound)).copyMemory(from: source, byteCount: bytes.count)
     }

@@ -535,9 +535,7 @@ final class SimulatedWriteWindow: WriteWindow {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        precondition(
-            offset >= range.lowerBound && offset + Int64(bytes.count) <= range.upperBound,
-            "SimulatedWriteWindow: a write outside the window")
+        checkInside(offset, bytes.count)
         handle.checkInsideFile(offset + Int64(bytes.count))
         try handle.write(bytes, at: offset)
     }

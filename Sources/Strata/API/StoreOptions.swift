@@ -91,13 +91,12 @@ public struct StoreOptions: Sendable {
     public var level0CompactionTrigger: Int = 4
 
     /// Writes wait while level 0 holds this many files, until compaction catches up: every
-    /// read consults every level-0 file, so letting them pile up under a bulk load without
-    /// bound would slow reads without bound. Counted with the memtable waits in
-    /// ``StoreStats``. Default 24: room for a burst of a few hundred MB to land before writes
-    /// wait (an import runs about twice as fast as with 12), at the price of reads about a
-    /// tenth slower until compaction has caught up after it. Lower it for a store that must
-    /// read at full speed right after heavy writes. Raised to at least
-    /// `level0CompactionTrigger + 1`.
+    /// read consults every level-0 file, so this bounds how much a bulk load can slow reads.
+    /// Counted with the memtable waits in ``StoreStats``. Default 24: room for a burst of a
+    /// few hundred MB to land before writes wait (a load of large values ran about twice as
+    /// fast as with 12), at the price of reads up to a fifth slower until compaction has
+    /// caught up after it. Lower it for a store that must read at full speed right after
+    /// heavy writes. Raised to at least `level0CompactionTrigger + 1`.
     public var level0StopWritesTrigger: Int = 24
 
     /// The target size of level 1; each deeper level may hold 10 times more. Default 64 MiB;
