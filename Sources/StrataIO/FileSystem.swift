@@ -87,12 +87,16 @@ public protocol FileHandle: AnyObject, Sendable {
     /// A window onto `offset ..< offset + count` of the file for writing through memory
     /// instead of a system call per write, or nil where this file system has none (the
     /// caller then uses `write`). The range must lie inside the file's size, and `offset` be
-    /// a multiple of 1 MiB. What is written through the window is the file's data exactly as
+    /// a multiple of `writeWindowAlignment`. What is written through the window is the file's data exactly as
     /// after `write`: other handles read it, the process dying loses none of it, and `sync()`
     /// makes it durable. Nothing may cut the file below the window's end while it is in use.
     /// The window outlives `close`.
     func openWriteWindow(offset: Int64, count: Int) throws -> (any WriteWindow)?
 }
+
+/// What a write window's file offset must be a multiple of: a page size on every platform
+/// Strata runs on (a mapping starts at a page), and the WAL's preallocation step.
+public let writeWindowAlignment: Int64 = 1 << 20
 
 /// Part of a file open for writing through memory (`FileHandle.openWriteWindow`); closed when
 /// the object goes. Used by one thread at a time.

@@ -177,7 +177,7 @@ final class POSIXFileHandle: FileHandle, Sendable {
     func openWriteWindow(offset: Int64, count: Int) throws -> (any WriteWindow)? {
         try checkOpen("mmap")
         #if os(Linux)
-            guard count > 0, offset % Int64(1 << 20) == 0 else { return nil }
+            guard count > 0, offset % writeWindowAlignment == 0 else { return nil }
             // A store through a mapping that needs a block the disk cannot give, or lies past
             // the file's end, is a SIGBUS, not an error; so the window is only opened over
             // blocks that are allocated, inside the file. Where they cannot be, the caller

@@ -487,7 +487,7 @@ final class SimulatedFileHandle: FileHandle {
     /// the simulation has no faults for).
     func openWriteWindow(offset: Int64, count: Int) throws -> (any WriteWindow)? {
         try checkWritable("mmap")
-        guard count > 0, offset % Int64(1 << 20) == 0 else { return nil }
+        guard count > 0, offset % writeWindowAlignment == 0 else { return nil }
         return SimulatedWriteWindow(handle: self, range: offset..<(offset + Int64(count)))
     }
 

@@ -30,7 +30,8 @@ final class WALWriter {
     /// The log file grows in steps of this size, zero-filled ahead of the data: an fdatasync
     /// then needs no metadata update except after the one write per step that extends the
     /// file, and recovery reads at most one step past the data.
-    static let preallocationStepBytes = 1 << 20
+    /// Also the size of the mapped write window, so it is the file system's window alignment.
+    static let preallocationStepBytes = Int(writeWindowAlignment)
 
     let fileSystem: any FileSystem
     let directory: String
