@@ -65,10 +65,17 @@ public protocol BenchmarkStore: AnyObject, Sendable {
     func makeReader() throws -> any BenchmarkReader
     /// Closes the store. Every reader has been closed before.
     func close() throws
+    /// The store's write stalls since it opened (waits of its writes for a flush or a
+    /// compaction), or nil when the engine does not report them. Read before and after each
+    /// workload, so a run shows where a fill waited on background work.
+    var writeStalls: WriteStalls? { get }
 }
 
 extension BenchmarkStore {
     public func compact() throws {}
+
+    /// Engines that do not report their stalls.
+    public var writeStalls: WriteStalls? { nil }
 }
 
 /// The outcome of a full scan: how many entries, and how many had a value of another length

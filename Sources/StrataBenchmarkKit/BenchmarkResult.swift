@@ -3,8 +3,27 @@
 // The five fields come first, in that order. Then "num", the run's N (`--num`), when known, so
 // results of runs at several sizes can be drawn together (scripts/scale-chart); and, for a
 // result whose workload could not run in full (overwrite without compaction), "note", saying
-// what was left out.
+// what was left out. Then, for an engine that reports them (Strata), "write_stalls" and
+// "write_stall_seconds": how often and how long its writes waited for a flush or compaction
+// during the workload.
 import Foundation
+
+/// How often and how long an engine's writes waited for its background work (a flush or a
+/// compaction) during one workload.
+public struct WriteStalls: Sendable, Equatable {
+    public var count: Int
+    public var seconds: Double
+
+    public init(count: Int, seconds: Double) {
+        self.count = count
+        self.seconds = seconds
+    }
+
+    /// The later minus the earlier of two cumulative readings.
+    public func since(_ earlier: WriteStalls) -> WriteStalls {
+        WriteStalls(count: count - earlier.count, seconds: seconds - earlier.seconds)
+    }
+}
 
 public struct BenchmarkResult: Sendable, Equatable {
     /// The engine's lower-case name ("strata").
@@ -20,6 +39,8 @@ public struct BenchmarkResult: Sendable, Equatable {
     public var note: String?
     /// The checks the result passed, in words ("1000000 gets found, every value 100 bytes").
     public var verification: String
+    /// The engine's write stalls during the workload, when it reports them.
+    public var writeStalls: WriteStalls?
 
     public init(
         engine: String, workload: Workload, ops: Int, seconds: Double, num: Int? = nil, note: String? = nil,
@@ -45,6 +66,10 @@ public struct BenchmarkResult: Sendable, Equatable {
         line += "\"ops\":\(ops),\"seconds\":\(roundedSeconds),\"ops_per_s\":\(Int(opsPerSecond.rounded()))"
         if let num { line += ",\"num\":\(num)" }
         if let note { line += ",\"note\":\(Self.jsonString(note))" }
+        if let writeStalls {
+            let roundedStallSeconds = (writeStalls.seconds * 1000).rounded() / 1000
+            line += ",\"write_stalls\":\(writeStalls.count),\"write_stall_seconds\":\(roundedStallSeconds)"
+        }
         return line + "}"
     }
 
@@ -63,6 +88,11 @@ public struct BenchmarkResult: Sendable, Equatable {
         self.init(
             engine: engine, workload: workload, ops: ops, seconds: seconds,
             num: (object["num"] as? NSNumber)?.intValue, note: object["note"] as? String, verification: "")
+        if let count = (object["write_stalls"] as? NSNumber)?.intValue,
+            let stallSeconds = (object["write_stall_seconds"] as? NSNumber)?.doubleValue
+        {
+            writeStalls = WriteStalls(count: count, seconds: stallSeconds)
+        }
     }
 
     /// `text` as a JSON string literal, quotes included.

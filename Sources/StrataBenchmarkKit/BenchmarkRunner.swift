@@ -59,7 +59,8 @@ public final class BenchmarkRunner: Sendable {
             progress(
                 "[\(engine.name)] \(workload.rawValue): \(result.ops) \(workload.unitPlural) in "
                     + String(format: "%.3f s = %.0f ops/s", result.seconds, result.opsPerSecond)
-                    + "; checked: \(result.verification)" + (result.note.map { "; \($0)" } ?? ""))
+                    + "; checked: \(result.verification)" + (result.note.map { "; \($0)" } ?? "")
+                    + (result.writeStalls.map { String(format: "; %d write stalls, %.3f s", $0.count, $0.seconds) } ?? ""))
             readyStores.insert(workload)
             if removeStores {
                 // A store goes once no later workload of the run reads it.
@@ -136,11 +137,12 @@ struct WorkloadDriver {
         BenchmarkCheckFailure(engine: engine.name, workload: workload, problem: problem)
     }
 
-    /// Opens a store, runs `body`, and closes it even when `body` throws.
-    private func withStore<T>(
+    /// Opens a store, runs `body`, and closes it even when `body` throws. The result carries
+    /// the store's write stalls during `body`, when the engine reports them.
+    private func withStore(
         _ workload: Workload, fresh: Bool, durability: BenchmarkDurability,
-        _ body: (any BenchmarkStore) throws -> T
-    ) throws -> T {
+        _ body: (any BenchmarkStore) throws -> BenchmarkResult
+    ) throws -> BenchmarkResult {
         let path = storePath(for: workload)
         if fresh {
             try? FileManager.default.removeItem(atPath: path)
@@ -149,9 +151,13 @@ struct WorkloadDriver {
             throw fail(workload, "the fillrandom store it runs on is missing")
         }
         let store = try engine.open(directory: path, durability: durability)
-        let result: T
+        var result: BenchmarkResult
         do {
+            let stallsBefore = store.writeStalls
             result = try body(store)
+            if let stallsBefore, let stallsAfter = store.writeStalls {
+                result.writeStalls = stallsAfter.since(stallsBefore)
+            }
         } catch {
             try? store.close()
             throw error

@@ -67,6 +67,11 @@ final class StrataBenchmarkStore: BenchmarkStore {
     func close() throws {
         try store.close()
     }
+
+    var writeStalls: WriteStalls? {
+        guard let stats = try? store.stats() else { return nil }
+        return WriteStalls(count: stats.writeStalls, seconds: stats.writeStallSeconds)
+    }
 }
 
 final class StrataBenchmarkReader: BenchmarkReader {

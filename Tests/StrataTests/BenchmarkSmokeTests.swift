@@ -44,6 +44,10 @@ struct BenchmarkSmokeTests {
                 let parsed = try BenchmarkResult(jsonLine: line)
                 #expect(parsed.engine == result.engine && parsed.workload == result.workload && parsed.ops == result.ops)
                 #expect(abs(parsed.seconds - result.seconds) < 1e-6)
+                // Strata reports its write stalls for every workload (none, at this size).
+                let stalls = try #require(result.writeStalls, "\(result.workload): no write stalls reported")
+                #expect(stalls.count >= 0 && stalls.seconds >= 0)
+                #expect(parsed.writeStalls?.count == stalls.count)
             }
             // Overwrite ends with a full compaction, so it carries no "no compaction" note.
             let overwrite = try #require(results.first { $0.workload == .overwrite })
@@ -116,6 +120,16 @@ struct BenchmarkSmokeTests {
         #expect(result.jsonLine == #"{"engine":"lmdb","workload":"readrandom","ops":500,"seconds":0.5,"ops_per_s":1000,"num":10000000}"#)
         #expect(try BenchmarkResult(jsonLine: result.jsonLine).num == 10_000_000)
         #expect(try BenchmarkResult(jsonLine: #"{"engine":"lmdb","workload":"readrandom","ops":5,"seconds":1,"ops_per_s":5}"#).num == nil)
+    }
+
+    @Test func jsonLineCarriesWriteStalls() throws {
+        var result = BenchmarkResult(engine: "strata", workload: .fillrandom1k, ops: 1000, seconds: 2, verification: "checked")
+        result.writeStalls = WriteStalls(count: 3, seconds: 1.23456)
+        #expect(
+            result.jsonLine
+                == #"{"engine":"strata","workload":"fillrandom1k","ops":1000,"seconds":2.0,"ops_per_s":500,"write_stalls":3,"write_stall_seconds":1.235}"#)
+        #expect(try BenchmarkResult(jsonLine: result.jsonLine).writeStalls == WriteStalls(count: 3, seconds: 1.235))
+        #expect(WriteStalls(count: 5, seconds: 2).since(WriteStalls(count: 2, seconds: 0.5)) == WriteStalls(count: 3, seconds: 1.5))
     }
 }
 
