@@ -26,8 +26,9 @@ public struct StoreStats: Sendable, Equatable {
     /// Flushes and compactions finished since the store opened.
     public var flushes: Int
     public var compactions: Int
-    /// Times a write waited because the memtables reached their hard limit
-    /// (``StoreOptions/memtableHardLimitBytes``), and the seconds spent waiting.
+    /// Times a write waited for a flush or a compaction, because the memtables reached their
+    /// hard limit (``StoreOptions/memtableHardLimitBytes``) or level 0 held
+    /// ``StoreOptions/level0StopWritesTrigger`` files, and the seconds spent waiting.
     public var writeStalls: Int
     public var writeStallSeconds: Double
     /// True while a write is waiting for a flush right now.
@@ -39,11 +40,19 @@ public struct StoreStats: Sendable, Equatable {
     public var segmentFiles: Int { levels.reduce(0) { $0 + $1.files } }
 
     /// Bytes on disk (segment files and WAL) over an estimate of the live data: the bytes of
-    /// the deepest non-empty level, which after a full compaction holds every live key once.
-    /// 1.0 means no overhead. Nil while no segment file exists.
+    /// the largest level. A level below level 0 holds each key at most once, so its bytes
+    /// never exceed the live data by more than the older versions it keeps; after a full
+    /// compaction the deepest level holds every live key once and is the largest. 1.0 means no
+    /// overhead. Nil while no segment file exists.
+    ///
+    /// Right after a large load, level 1 often holds most of the data and the deepest level
+    /// little of it: the deepest level alone would put the figure at ten or more.
     public var spaceAmplification: Double? {
-        guard let deepest = levels.last(where: { $0.files > 0 }), deepest.bytes > 0 else { return nil }
-        return Double(segmentBytes + walBytes) / Double(deepest.bytes)
+        // Level 0's files may overlap each other; it is the estimate only when nothing else is.
+        let deeper = levels.filter { $0.level > 0 && $0.files > 0 }
+        guard let largest = (deeper.isEmpty ? levels.filter { $0.files > 0 } : deeper).map(\.bytes).max(), largest > 0
+        else { return nil }
+        return Double(segmentBytes + walBytes) / Double(largest)
     }
 
     /// One level of segment files.
