@@ -125,6 +125,11 @@ public struct StoreOptions: Sendable {
     /// makes a short workload roll its manifest.
     @_spi(Testing) public var manifestRollBytes: Int? = nil
 
+    /// Test hook: the nodes a memtable run takes before an insert out of key order starts
+    /// another (MemTable); nil for the engine's own (32,768). A small value makes a short
+    /// workload build memtables of many runs.
+    @_spi(Testing) public var memtableRunLength: Int? = nil
+
     public init() {}
 }
 

@@ -23,6 +23,10 @@ extension MemTable {
         /// Forward: the next node to look at, and the last node whose key was decided.
         private var node: Node? = nil
         private var decidedKey: Node? = nil
+        /// Forward over several runs: the next node to look at in each. Runs begun after the
+        /// cursor started hold only nodes inserted since, all newer than its sequence, so
+        /// the runs there were at the start are all it needs.
+        private var positions: [Node?] = []
         /// Reverse: a node holding the last key returned; the next step searches below it.
         private var reverseBound: Node? = nil
 
@@ -50,8 +54,14 @@ extension MemTable {
         private mutating func nextForward() -> Node? {
             if !started {
                 started = true
-                node = lower.withUnsafeBytes { table.findGreaterOrEqual($0, UInt64.max, previous: nil) }
+                let runs = table.runs
+                if runs == 1 {
+                    node = lower.withUnsafeBytes { table.findGreaterOrEqual($0, UInt64.max, in: 0, previous: nil) }
+                } else {
+                    positions = (0..<runs).map { run in lower.withUnsafeBytes { table.findGreaterOrEqual($0, UInt64.max, in: run, previous: nil) } }
+                }
             }
+            if !positions.isEmpty { return nextForwardMerging() }
             while let n = node {
                 node = n.next(0)
                 if let decided = decidedKey, compareKeys(decided.key, n.key) == 0 { continue }
@@ -61,6 +71,30 @@ extension MemTable {
                 return n
             }
             return nil
+        }
+
+        /// The forward step over several runs: the smallest key any run is at, and of that
+        /// key's versions in all the runs, the newest this cursor may see (MemTable invariant
+        /// 6: any run may hold any of them).
+        private mutating func nextForwardMerging() -> Node? {
+            while true {
+                var smallest: Node? = nil
+                for position in positions {
+                    guard let candidate = position else { continue }
+                    if smallest.map({ compareKeys(candidate.key, $0.key) < 0 }) ?? true { smallest = candidate }
+                }
+                guard let key = smallest else { return nil }
+                if let upper, upper.withUnsafeBytes({ compareKeys(key.key, $0) }) >= 0 { return nil }
+                var visible: Node? = nil
+                for run in positions.indices {
+                    while let n = positions[run], compareKeys(n.key, key.key) == 0 {
+                        if n.sequence <= sequence, visible.map({ n.sequence > $0.sequence }) ?? true { visible = n }
+                        positions[run] = n.next(0)
+                    }
+                }
+                // No version of this key is old enough for the cursor: on to the next key.
+                if let visible { return visible }
+            }
         }
 
         private mutating func nextBackward() -> Node? {

@@ -1,3 +1,4 @@
+import CStrata
 @_spi(Engine) import StrataFormat
 import Synchronization
 
@@ -85,6 +86,13 @@ final class MemTableHashIndex {
             }
             slot = (slot + 1) & mask
         }
+    }
+
+    /// Starts loading the lines of the slot `record(_:hash:)` will start at, without waiting.
+    func prefetch(hash: UInt64) {
+        let slot = Int(truncatingIfNeeded: Self.tag(hash)) & mask
+        strata_prefetch(tags + slot, MemoryLayout<UInt64>.size)
+        strata_prefetch(nodes + slot, MemoryLayout<UInt>.size)
     }
 
     /// The tag in the slot a lookup of `hash` starts at (see MemTable.touchIndex).
