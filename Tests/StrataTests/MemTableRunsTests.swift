@@ -1,8 +1,11 @@
+import Dispatch
 // A memtable of several runs (MemTable, "runs") must read exactly as one skiplist would:
 // point lookups, scans both ways and the flush's walk over every version, at every sequence,
 // against a plain model. Replay a failure with STRATA_SEED=<seed>.
+import Foundation
 import StrataIO
 import StrataTestSupport
+import Synchronization
 import Testing
 
 @_spi(Testing) @testable import Strata
@@ -116,6 +119,69 @@ struct MemTableRunsTests {
                     "seed \(seed): scan [\(lower), \(upper.map { "\($0)" } ?? "end")) at \(sequence), reverse \(reverse)")
             }
         }
+    }
+
+    /// Readers beside the writer while it starts run after run (run length 4): every node a
+    /// reader reaches is whole, at most its sequence, and a scan stays in key order. Runs
+    /// under ThreadSanitizer in CI (`.ci/run`).
+    @Test func readersBesideAWriterThatStartsRuns() throws {
+        let seed = TestEnvironment.seed(0x5EED_4A12, test: "MemTableRuns.readersBesideAWriterThatStartsRuns")
+        final class Shared: Sendable {
+            let table = MemTable(runLength: 4)
+            let published = Atomic<UInt64>(0)
+            let failures = Locked<[String]>([])
+            let finished = DispatchSemaphore(value: 0)
+        }
+        let shared = Shared()
+        let table = shared.table
+        let inserts = 3_000
+        @Sendable func encode(_ sequence: UInt64) -> [UInt8] { withUnsafeBytes(of: sequence.littleEndian) { Array($0) } }
+        let readers = (0..<3).map { reader in
+            Thread {
+                defer { shared.finished.signal() }
+                var random = SeededRandom(seed: seed, stream: UInt64(reader) + 1)
+                while shared.published.load(ordering: .acquiring) < UInt64(inserts) {
+                    let sequence = shared.published.load(ordering: .acquiring)
+                    var problems: [String] = []
+                    for _ in 0..<8 {
+                        let key = MemTableRunsTests.key(&random)
+                        if let node = key.withUnsafeBytes({ table.findVisible($0, at: sequence) }) {
+                            if node.sequence > sequence || Array(node.value) != encode(node.sequence) {
+                                problems.append("get \(key) at \(sequence): \(MemTableRunsTests.describe(node))")
+                            }
+                        }
+                    }
+                    var cursor = MemTable.Cursor(table: table, sequence: sequence, lower: [], upper: nil, reverse: random.next() % 2 == 0)
+                    var previous: [UInt8]? = nil
+                    while let node = cursor.nextNode() {
+                        let key = Array(node.key)
+                        if node.sequence > sequence || Array(node.value) != encode(node.sequence) {
+                            problems.append("scan at \(sequence): \(MemTableRunsTests.describe(node))")
+                        }
+                        if let previous, previous == key {
+                            problems.append("scan at \(sequence): \(key) twice")
+                        }
+                        previous = key
+                    }
+                    if !problems.isEmpty {
+                        shared.failures.withLock { $0 += problems }
+                        return
+                    }
+                }
+            }
+        }
+        for thread in readers { thread.start() }
+        var random = SeededRandom(seed: seed)
+        for sequence in 1...UInt64(inserts) {
+            let key = Self.key(&random)
+            key.withUnsafeBytes { k in encode(sequence).withUnsafeBytes { table.insert(key: k, sequence: sequence, value: $0) } }
+            shared.published.store(sequence, ordering: .releasing)
+        }
+        for _ in readers { shared.finished.wait() }
+        let failures = shared.failures.withLock { $0 }
+        #expect(failures.isEmpty, "seed \(seed): \(failures.prefix(5))")
+        #expect(table.runs > 1)
+        table.checkInvariants()
     }
 
     /// The whole store with memtables of many runs: the model-based workload, on the
