@@ -63,8 +63,9 @@ final class MemTable: @unchecked Sendable {
     /// Writer only.
     private var indexes: [MemTableHashIndex] = []
 
-    init(runLength: Int = MemTable.defaultRunLength) {
-        self.runLength = max(runLength, 1)
+    /// `runLength`: nodes a run takes (nil for `defaultRunLength`; tests make it small).
+    init(runLength: Int? = nil) {
+        self.runLength = max(runLength ?? MemTable.defaultRunLength, 1)
         heads = .allocate(capacity: MemTable.maxRuns)
         heads.initialize(repeating: 0, count: MemTable.maxRuns)
         heights = .allocate(capacity: MemTable.maxRuns)

@@ -312,7 +312,7 @@ enum Recovery {
             }
         }
 
-        var memtable = MemTable(runLength: options.memtableRunLength ?? MemTable.defaultRunLength)
+        var memtable = MemTable(runLength: options.memtableRunLength)
         replayed.apply(to: memtable)
         report.lastSequence = lastSequence
         // After a salvaged replay, what was read goes into a segment file and the log starts
@@ -327,7 +327,7 @@ enum Recovery {
             {
                 levels[0].insert(table, at: 0)
             }
-            memtable = MemTable(runLength: options.memtableRunLength ?? MemTable.defaultRunLength)
+            memtable = MemTable(runLength: options.memtableRunLength)
             segmentSizes = [:]
             retiredLog = segments
         }

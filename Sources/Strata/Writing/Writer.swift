@@ -104,7 +104,7 @@ final class Writer: @unchecked Sendable {
     private let memtableBudget: Int
     private let memtableHardLimit: Int
     private let level0StopTrigger: Int
-    private let memtableRunLength: Int
+    private let memtableRunLength: Int?
     let stallCount = Atomic<Int>(0)
     let stallMicroseconds = Atomic<Int>(0)
     let isStalled = Atomic<Bool>(false)
@@ -138,7 +138,7 @@ final class Writer: @unchecked Sendable {
         self.memtableBudget = max(options.memtableBytes, 64 << 10)
         self.memtableHardLimit = max(options.memtableHardLimitBytes ?? 4 * memtableBudget, 2 * memtableBudget)
         self.level0StopTrigger = max(options.level0StopWritesTrigger, options.level0CompactionTrigger + 1, 2)
-        self.memtableRunLength = options.memtableRunLength ?? MemTable.defaultRunLength
+        self.memtableRunLength = options.memtableRunLength
         self.lastAssigned = lastSequence
         self.wal = wal
         self.versions = maintenance.versions
