@@ -33,7 +33,11 @@ def quotient(a, b):
     return q
 
 
-for name, n in [("K_544", 544), ("K_480", 480), ("K_160", 160), ("K_96", 96), ("K_64", 64)]:
+for name, n in [
+    ("K_544", 544), ("K_480", 480),
+    ("K_2080", 2080), ("K_2016", 2016), ("K_416", 416), ("K_352", 352), ("K_288", 288), ("K_224", 224),
+    ("K_160", 160), ("K_96", 96), ("K_64", 64),
+]:
     print(f"{name} 0x{reversed_bits(x_power_mod_p(n), 32) << 1:09x}")
 print(f"MU 0x{reversed_bits(quotient(1 << 64, P), 33):09x}")
 print(f"POLY 0x{reversed_bits(P, 33):09x}")
