@@ -294,20 +294,20 @@ final class MemTable: @unchecked Sendable {
     /// that the common case stays small enough to inline into a point read.
     @inline(never)
     private func findOlder(than newest: Node, _ key: UnsafeRawBufferPointer, at sequence: UInt64) -> Node? {
-        // Older versions follow the newest in its run...
-        var found: Node? = nil
-        var node = newest
-        while let older = node.next(0), compareKeys(older.key, key) == 0 {
-            if older.sequence <= sequence {
-                found = older
-                break
-            }
-            node = older
-        }
         let count = runs
-        if count == 1 { return found }
-        // ...and other runs may hold some too (invariant 6): the newest visible of them all.
-        // Rare: only a reader older than the key's latest version comes here.
+        if count == 1 {
+            // One run: older versions follow the newest on the bottom level.
+            var node = newest
+            while let older = node.next(0), compareKeys(older.key, key) == 0 {
+                if older.sequence <= sequence { return older }
+                node = older
+            }
+            return nil
+        }
+        // Any run may hold some (invariant 6): the newest visible of them all, one search per
+        // run (the newest's own included). Rare: only a reader older than the key's latest
+        // version comes here.
+        var found: Node? = nil
         for run in 0..<count {
             guard let candidate = findGreaterOrEqual(key, sequence, in: run, previous: nil), compareKeys(candidate.key, key) == 0
             else { continue }
