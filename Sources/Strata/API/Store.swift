@@ -26,7 +26,7 @@ public final class Store: Sendable {
     let lock: StoreLock
     /// What new reads see; outlives reloads.
     let published: PublishedState
-    let snapshots = SnapshotRegistry()
+    let snapshots: SnapshotRegistry
     /// Observations and change feeds; outlive reloads, as the published state does.
     let listeners = CommitListeners()
     /// The lifecycle phase and the loaded engine. Short critical sections only: every call
@@ -79,7 +79,12 @@ public final class Store: Sendable {
         self.options = options
         self.lock = lock
         self.recovery = opened.report
-        self.published = opened.versions.published
+        let published = opened.versions.published
+        self.published = published
+        self.snapshots = SnapshotRegistry(admits: { [weak published] () throws(StoreError) in
+            guard let published else { throw StoreError.closed() }
+            try published.checkAdmission()
+        })
         self.core = Locked(Core(phase: .active, engine: Engine(opened: opened, directory: path, options: options, snapshots: snapshots, listeners: listeners)))
     }
 
@@ -128,12 +133,7 @@ public final class Store: Sendable {
     /// `.suspended` while the store is suspended (after `resume()` it reads what it saw,
     /// even if the store reloaded), `.closed` once the store is closed.
     public func snapshot() -> Snapshot {
-        Snapshot(
-            view: published.latest(), registry: snapshots,
-            admits: { [weak published] () throws(StoreError) in
-                guard let published else { throw StoreError.closed() }
-                try published.checkAdmission()
-            })
+        Snapshot(view: published.latest(), registry: snapshots)
     }
 
     /// The latest commit sequence readers can see.
