@@ -29,7 +29,7 @@ public final class WriteTransaction: ReadableTransaction {
     /// Where each key sits in `entries`: one hash per write, and reads of own writes. Nil
     /// while every write so far has a larger key than the one before (a bulk load in key
     /// order), when no key can repeat; built on the first read or out-of-order write.
-    @exclusivity(unchecked) private var positions: [HashedKey: Int]? = nil
+    @exclusivity(unchecked) private var positions: TransactionKeyIndex? = nil
     @exclusivity(unchecked) private(set) var byteCount = 0
     @exclusivity(unchecked) private var ended = false
 
@@ -79,8 +79,11 @@ public final class WriteTransaction: ReadableTransaction {
 
     /// This transaction's latest write of `key`, if it wrote it.
     private func ownWrite(_ key: [UInt8]) -> PendingWrite? {
-        indexPositions()
-        return positions![HashedKey(key)].map { entries[$0].write }
+        let index = indexPositions()
+        let position = key.withUnsafeBytes { key in
+            index.position(of: key, hash: hashKey(key), inserting: nil) { entries[$0].key }
+        }
+        return position.map { entries[$0].write }
     }
 
     public func scan(from: [UInt8], to: [UInt8]?, reverse: Bool) throws -> Scan {
@@ -142,28 +145,33 @@ public final class WriteTransaction: ReadableTransaction {
                 return
             }
         }
-        indexPositions()
-        // One hash for lookup and insert: the default subscript's modify accessor adds the
-        // key, at the position it would take, when it is new.
+        let index = indexPositions()
+        // One probe for lookup and insert: a new key is added at the position it takes.
         let next = entries.count
-        let position = Self.value(of: &positions![HashedKey(key), default: next])
-        if position == next {
-            entries.append(PendingEntry(key: key, write: write))
+        let existing = key.withUnsafeBytes { key in
+            index.position(of: key, hash: hashKey(key), inserting: next) { entries[$0].key }
+        }
+        if let existing {
+            entries[existing].write = write
         } else {
-            entries[position].write = write
+            entries.append(PendingEntry(key: key, write: write))
         }
     }
 
-    @inline(__always)
-    private static func value(of slot: inout Int) -> Int { slot }
-
-    /// Builds the key-to-position index (`positions`) from `entries` the first time it is
-    /// needed.
-    private func indexPositions() {
-        guard positions == nil else { return }
-        var built = [HashedKey: Int](minimumCapacity: entries.count)
-        for (position, entry) in entries.enumerated() { built[HashedKey(entry.key)] = position }
+    /// The key-to-position index (`positions`), built from `entries` the first time it is
+    /// needed, with room for as many keys again (a transaction that wrote out of order once
+    /// usually goes on doing so).
+    private func indexPositions() -> TransactionKeyIndex {
+        if let positions { return positions }
+        let built = TransactionKeyIndex(capacity: max(2 * entries.count, 64))
+        for (position, entry) in entries.enumerated() {
+            // Keys written in ascending order are distinct: each is added, none is found.
+            _ = entry.key.withUnsafeBytes { key in
+                built.position(of: key, hash: hashKey(key), inserting: position) { entries[$0].key }
+            }
+        }
         positions = built
+        return built
     }
 }
 
