@@ -32,9 +32,20 @@ public struct ReadTransaction: ReadableTransaction {
         return try view.version.get(key, at: view.sequence)
     }
 
+    @inlinable
     public func withUnsafeValue<R>(_ key: [UInt8], _ body: (_ value: UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        // Inlinable for the caller's `R`, as `Store.read` is; the work is `withValueBytes`.
+        var result: R? = nil
+        try withValueBytes(key) { result = try body($0) }
+        guard let result else { preconditionFailure("withUnsafeValue: the read returned without running its body") }
+        return result
+    }
+
+    /// The work of `withUnsafeValue`: `body` on the borrowed bytes of `key`'s value.
+    @usableFromInline
+    func withValueBytes(_ key: [UInt8], _ body: (_ value: UnsafeRawBufferPointer?) throws -> Void) throws {
         try KeyValidation.checkKey(key)
-        return try key.withUnsafeBytes { try view.version.borrowValue($0, at: view.sequence) }.withBytes(body)
+        try key.withUnsafeBytes { try view.version.borrowValue($0, at: view.sequence) }.withBytes(body)
     }
 
     public func scan(from: [UInt8], to: [UInt8]?, reverse: Bool) throws -> Scan {

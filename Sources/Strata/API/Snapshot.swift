@@ -43,12 +43,23 @@ public final class Snapshot: Sendable {
     }
 
     /// Runs `body` on this snapshot's data, on the calling thread.
+    @inlinable
     public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        // Inlinable for the caller's `T`, as `Store.read` is; the work is `readSnapshot`.
+        var value: T? = nil
+        try readSnapshot { tx in value = try body(tx) }
+        guard let value else { preconditionFailure("Snapshot.read: the read returned without running its body") }
+        return value
+    }
+
+    /// The work of `read`: a transaction on this snapshot's view, for `body`.
+    @usableFromInline
+    func readSnapshot(_ body: (ReadTransaction) throws -> Void) throws {
         guard let current = copyView() else {
             throw StoreError(.closed, "the snapshot was closed; take a new one with store.snapshot()")
         }
         try registry.admits()
-        return try ReadTransaction.run(on: current, body)
+        try ReadTransaction.run(on: current, body)
     }
 
     /// Releases what the snapshot pins. Idempotent; later reads throw `.closed`.

@@ -119,13 +119,30 @@ public final class Store: Sendable {
 
     /// Runs `body` on a snapshot of the latest commit, on the calling thread. Never waits for
     /// the writer.
+    @inlinable
     public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
-        try ReadTransaction.run(on: published.current(), body)
+        // Inlinable, as `write` is, so that each caller compiles it for its own `T`: called
+        // generically from another module, every read looked up the metadata of the types
+        // built on `T` in the runtime. The work is `readLatest`, which is not generic.
+        var value: T? = nil
+        try readLatest { tx in value = try body(tx) }
+        guard let value else { preconditionFailure("Store.read: the read returned without running its body") }
+        return value
     }
 
     /// Runs `body` on a snapshot of the latest commit. The async form, for async contexts;
     /// it suspends nowhere, since reads never wait.
+    @inlinable
     public func read<T>(_ body: (ReadTransaction) throws -> T) async throws -> T {
+        var value: T? = nil
+        try readLatest { tx in value = try body(tx) }
+        guard let value else { preconditionFailure("Store.read: the read returned without running its body") }
+        return value
+    }
+
+    /// The work of `read`: a transaction on the latest commit, for `body`.
+    @usableFromInline
+    func readLatest(_ body: (ReadTransaction) throws -> Void) throws {
         try ReadTransaction.run(on: published.current(), body)
     }
 

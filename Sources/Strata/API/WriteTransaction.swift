@@ -67,14 +67,26 @@ public final class WriteTransaction: ReadableTransaction {
         return try head.get(key, at: version)
     }
 
+    @inlinable
     public func withUnsafeValue<R>(_ key: [UInt8], _ body: (_ value: UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        // Inlinable for the caller's `R`, as `Store.read` is; the work is `withValueBytes`.
+        var result: R? = nil
+        try withValueBytes(key) { result = try body($0) }
+        guard let result else { preconditionFailure("withUnsafeValue: the read returned without running its body") }
+        return result
+    }
+
+    /// The work of `withUnsafeValue`: `body` on the bytes of `key`'s value, this
+    /// transaction's own write first.
+    @usableFromInline
+    func withValueBytes(_ key: [UInt8], _ body: (_ value: UnsafeRawBufferPointer?) throws -> Void) throws {
         try checkActive()
         try KeyValidation.checkKey(key)
         if let write = ownWrite(key) {
             guard case .put(let value) = write else { return try body(nil) }
             return try value.withUnsafeBytes { try body($0) }
         }
-        return try key.withUnsafeBytes { try head.borrowValue($0, at: version) }.withBytes(body)
+        try key.withUnsafeBytes { try head.borrowValue($0, at: version) }.withBytes(body)
     }
 
     /// This transaction's latest write of `key`, if it wrote it.
