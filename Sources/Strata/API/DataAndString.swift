@@ -134,3 +134,23 @@ extension Change {
         try value.map { try Value(storeBytes: $0) }
     }
 }
+
+extension Store {
+    /// The latest value of `key`, or nil when it has none: `Store/get(_:)-([UInt8])` for a key
+    /// of any StoreBytesConvertible type.
+    public func get(_ key: some StoreBytesConvertible) throws -> [UInt8]? {
+        try get(key.storeBytes)
+    }
+
+    /// The latest value of `key` as a `Value` (`String`, `Data`, `[UInt8]`), or nil when it
+    /// has none; throws as the transaction's `get(_:as:)` does.
+    public func get<Value: StoreBytesConvertible>(_ key: some StoreBytesConvertible, as type: Value.Type) throws -> Value? {
+        try get(key.storeBytes).map { try Value(storeBytes: $0) }
+    }
+
+    /// Runs `body` on the latest value of `key` borrowed from the store, or on nil when it
+    /// has none (the byte form's rules apply: the bytes are valid only during the call).
+    public func withUnsafeValue<R>(_ key: some StoreBytesConvertible, _ body: (_ value: UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try withUnsafeValue(key.storeBytes, body)
+    }
+}

@@ -140,6 +140,39 @@ public final class Store: Sendable {
         return value
     }
 
+    /// The latest value of `key`, or nil when it has none: a point read of its own, the
+    /// same as `read { tx in try tx.get(key) }` without the transaction around it.
+    public func get(_ key: [UInt8]) throws -> [UInt8]? {
+        try KeyValidation.checkKey(key)
+        let view = try published.current()
+        return try view.version.get(key, at: view.sequence)
+    }
+
+    /// Runs `body` on the latest value of `key`, or on nil when it has none, and returns what
+    /// `body` returns: the same as `read { tx in try tx.withUnsafeValue(key, body) }` without
+    /// the transaction around it, so the fastest way to read one value. The bytes are
+    /// borrowed from the store, valid only during the call: copy what you keep.
+    @inlinable
+    public func withUnsafeValue<R>(_ key: [UInt8], _ body: (_ value: UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        // Inlinable for the caller's `R`, as `read` is; the work is `withLatestValueBytes`.
+        var result: R? = nil
+        try withLatestValueBytes(key) { result = try body($0) }
+        guard let result else { preconditionFailure("Store.withUnsafeValue: the read returned without running its body") }
+        return result
+    }
+
+    /// The work of `withUnsafeValue`: `body` on the borrowed bytes of `key`'s latest value.
+    @usableFromInline
+    func withLatestValueBytes(_ key: [UInt8], _ body: (_ value: UnsafeRawBufferPointer?) throws -> Void) throws {
+        try KeyValidation.checkKey(key)
+        let view = try published.current()
+        // The version holds the memtables a borrowed value may point into: it must outlive
+        // `body`, not just the lookup.
+        try withExtendedLifetime(view.version) {
+            try key.withUnsafeBytes { try view.version.borrowValue($0, at: view.sequence) }.withBytes(body)
+        }
+    }
+
     /// The work of `read`: a transaction on the latest commit, for `body`.
     @usableFromInline
     func readLatest(_ body: (ReadTransaction) throws -> Void) throws {
