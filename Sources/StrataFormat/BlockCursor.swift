@@ -197,8 +197,9 @@ import CStrata
         let base = block.contents.baseAddress!
         // On a store larger than the CPU caches every line below is a miss. Start the first
         // line of each restart together, so the binary search waits for memory once (a
-        // block of the default size has about three restarts).
-        if block.restartCount <= 8 {
+        // 4 KiB block of 100-byte values has about five restarts, one every 8 entries; a
+        // block with more than 16 has entries so small that its lines are few anyway).
+        if block.restartCount <= 16 {
             for i in 1..<block.restartCount { strata_prefetch(base + block.restart(i), 32) }
         }
         // Largest restart whose key is before the target; restart 0 if none is. A restart

@@ -5,8 +5,8 @@ import Testing
 /// steps take an entry's lengths from one load when they are short. Checked here on blocks
 /// with one-byte and two-byte value lengths, and on a block whose restart entry is damaged.
 struct BlockCursorSeekTests {
-    private static func block(values valueLength: Int, count: Int = 100) -> (contents: [UInt8], keys: [[UInt8]]) {
-        var builder = SegmentBlockBuilder()
+    private static func block(values valueLength: Int, count: Int = 100, restartInterval: Int = 16) -> (contents: [UInt8], keys: [[UInt8]]) {
+        var builder = SegmentBlockBuilder(restartInterval: restartInterval)
         var keys: [[UInt8]] = []
         for i in 0..<count {
             let key = SegmentFormat.internalKey(userKey: Array("user-\(1000 + i)".utf8), sequence: UInt64(i + 1), kind: .value)
@@ -29,7 +29,14 @@ struct BlockCursorSeekTests {
 
     @Test(arguments: [1, 100, 127, 128, 300, 20_000])
     func seekFindsEveryKeyWhateverTheValueLength(valueLength: Int) throws {
-        let (contents, keys) = Self.block(values: valueLength, count: valueLength > 1_000 ? 20 : 100)
+        // The default spacing of restarts, the one files before 2026-11-26 have, and one apart.
+        for interval in [SegmentFormat.restartInterval, 16, 3] {
+            try Self.expectSeeksFindEveryKey(valueLength: valueLength, restartInterval: interval)
+        }
+    }
+
+    private static func expectSeeksFindEveryKey(valueLength: Int, restartInterval: Int) throws {
+        let (contents, keys) = Self.block(values: valueLength, count: valueLength > 1_000 ? 20 : 100, restartInterval: restartInterval)
         for (i, key) in keys.enumerated() {
             let userKey = Array(key.dropLast(8))
             let hit = try Self.seek(contents, userKey, sequence: UInt64(i + 1))

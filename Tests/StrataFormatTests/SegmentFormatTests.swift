@@ -145,7 +145,9 @@ struct SegmentFormatTests {
     }
 
     @Test func blockRestartsAndSeek() throws {
-        var builder = SegmentBlockBuilder()
+        // Every 16th entry, as files written before 2026-11-26 restart (the writer's default
+        // is now 8; readers follow whatever spacing a block has).
+        var builder = SegmentBlockBuilder(restartInterval: 16)
         var keys = [[UInt8]]()
         for i in 0..<100 {
             let key = SegmentFormat.internalKey(userKey: Array("user-\(1000 + i)".utf8), sequence: UInt64(i + 1), kind: .value)
