@@ -95,11 +95,6 @@ final class MemTableHashIndex {
         strata_prefetch(nodes + slot, MemoryLayout<UInt>.size)
     }
 
-    /// The tag in the slot a lookup of `hash` starts at (see MemTable.touchIndex).
-    func touch(hash: UInt64) -> UInt64 {
-        tags[Int(truncatingIfNeeded: Self.tag(hash)) & mask].load(ordering: .relaxed)
-    }
-
     /// Writer only: a copy of this index with twice the capacity, built from the stored
     /// hashes alone (each key is in the table once, so no key comparison is needed).
     func grown() -> MemTableHashIndex {

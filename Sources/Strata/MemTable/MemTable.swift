@@ -271,10 +271,11 @@ final class MemTable: @unchecked Sendable {
         case absent
     }
 
-    /// Loads the index slot a lookup of `hash` starts at, so that a caller about to look in
-    /// several tables can start their cache misses together (see Version.borrowValue).
-    func touchIndex(hash: UInt64) -> UInt64 {
-        withIndex { $0.touch(hash: hash) } ?? 0
+    /// Starts loading the index slot a lookup of `hash` starts at, without waiting for it, so
+    /// that a caller can do other work, or start other tables' misses, before it looks (see
+    /// Version.borrowValue).
+    func prefetchIndex(hash: UInt64) {
+        withIndex { $0.prefetch(hash: hash) }
     }
 
     /// The node of the newest version of `key` at or below `sequence`: the hash index gives

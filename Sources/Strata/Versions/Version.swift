@@ -66,13 +66,25 @@ final class Version: Sendable {
     /// Not generic, so that a public generic caller does not make the whole lookup generic.
     func borrowValue(_ key: UnsafeRawBufferPointer, at sequence: UInt64) throws -> BorrowedValue {
         let hash = hashKey(key)
-        if !sealed.isEmpty {
-            // As with the filters below: start every table's index miss at once.
-            var touched = memtable.touchIndex(hash: hash)
-            for table in sealed { touched |= table.touchIndex(hash: hash) }
-            keepAlive(UInt8(truncatingIfNeeded: touched))
+        // Start every memtable's index miss now, without waiting: the files' first misses
+        // are started next, and the memtables are looked in only after that, when their
+        // slots have had that time to arrive. Most reads of a large store find nothing in the
+        // memtables, and looking there first made each of them wait for that miss alone.
+        memtable.prefetchIndex(hash: hash)
+        for table in sealed { table.prefetchIndex(hash: hash) }
+        do {
+            return try borrowValueFromFiles(key, hash: hash, at: sequence)
+        } catch let error as FormatError {
+            // A damaged block, met by the block cursor (StrataFormat).
+            throw StoreError(error, file: error.file)
         }
-        // A node's bytes live in its table's arena, which this version keeps alive.
+    }
+
+    /// The memtables' answer, newest table first: the newest version of `key` at or below
+    /// `sequence`, or nil when no memtable holds one. A node's bytes live in its table's
+    /// arena, which this version keeps alive.
+    @inline(__always)
+    private func visibleInMemtables(_ key: UnsafeRawBufferPointer, hash: UInt64, at sequence: UInt64) -> BorrowedValue? {
         if let node = memtable.findVisible(key, hash: hash, at: sequence) {
             return BorrowedValue(bytes: node.isTombstone ? nil : node.value, owner: nil)
         }
@@ -81,19 +93,17 @@ final class Version: Sendable {
                 return BorrowedValue(bytes: node.isTombstone ? nil : node.value, owner: nil)
             }
         }
-        do {
-            return try borrowValueFromFiles(key, at: sequence)
-        } catch let error as FormatError {
-            // A damaged block, met by the block cursor (StrataFormat).
-            throw StoreError(error, file: error.file)
-        }
+        return nil
     }
 
-    /// The lookup's second half: level 0 newest first, then one file per deeper level.
-    private func borrowValueFromFiles(_ key: UnsafeRawBufferPointer, at sequence: UInt64) throws -> BorrowedValue {
+    /// The rest of the lookup: the files' misses started, then the memtables (`hash` is the
+    /// key's `hashKey`), then level 0 newest first, then one file per deeper level.
+    private func borrowValueFromFiles(_ key: UnsafeRawBufferPointer, hash memtableHash: UInt64, at sequence: UInt64) throws -> BorrowedValue {
         var deepest = 0
         for index in levels.indices where !levels[index].isEmpty { deepest = index }
-        if deepest == 0 && levels[0].isEmpty { return BorrowedValue(bytes: nil, owner: nil) }
+        if deepest == 0 && levels[0].isEmpty {
+            return visibleInMemtables(key, hash: memtableHash, at: sequence) ?? BorrowedValue(bytes: nil, owner: nil)
+        }
         // One hash serves every filter. Each filter probe is one cache line, usually a miss
         // on a large store: start them all before testing the first, so they overlap
         // instead of queueing one behind another.
@@ -118,6 +128,7 @@ final class Version: Sendable {
             // The deepest level holds most keys: start its block's misses now, behind the
             // filters'.
             let deepestBlock = deepest > 0 ? candidates[deepest]?._withUnsafeGuaranteedRef { $0.prefetchBlock(key, sequence: sequence) } : nil
+            if let found = visibleInMemtables(key, hash: memtableHash, at: sequence) { return found }
             return try ReadScratch.withKeyBuffer { buffer in
                 for (file, table) in levels[0].enumerated() where ranges.covers(level: 0, file: file, key) {
                     if let found = try table.borrowEntry(key, hash: hash, at: sequence, keyBuffer: buffer) { return found }
