@@ -348,8 +348,8 @@ final class SegmentTable: @unchecked Sendable {
             let word = SegmentTable.fence(userKey, after: commonPrefix.count)
             fences.withUnsafeBufferPointer { fences in
                 fenceSamples.withUnsafeBufferPointer { samples in
-                    low = SegmentTable.firstFence(fences, samples, notBefore: word, orAfter: false)
-                    high = SegmentTable.firstFence(fences, samples, notBefore: word, orAfter: true)
+                    low = SegmentTable.firstFence(fences, samples, notBefore: word, orAfter: false, slots: UnsafeRawPointer(blocks))
+                    high = SegmentTable.firstFence(fences, samples, notBefore: word, orAfter: true, slots: nil)
                 }
             }
         }
@@ -360,9 +360,13 @@ final class SegmentTable: @unchecked Sendable {
 
     /// The first index whose fence is at least `word` (past `word` when `orAfter`), else
     /// `fences.count`: the samples narrow it to one stretch, whose fences are then searched.
+    /// `slots`, when given, is the table's `blocks`: the stretch's block slots are requested
+    /// with its fences, so that the slot of the block found (its offset, size and checked
+    /// flag, which `block` reads next) is not a miss of its own after the search's.
     @inline(__always)
     private static func firstFence(
-        _ fences: UnsafeBufferPointer<UInt64>, _ samples: UnsafeBufferPointer<UInt64>, notBefore word: UInt64, orAfter: Bool
+        _ fences: UnsafeBufferPointer<UInt64>, _ samples: UnsafeBufferPointer<UInt64>, notBefore word: UInt64, orAfter: Bool,
+        slots: UnsafeRawPointer?
     ) -> Int {
         @inline(__always) func before(_ fence: UInt64) -> Bool { orAfter ? fence <= word : fence < word }
         var a = 0
@@ -378,7 +382,11 @@ final class SegmentTable: @unchecked Sendable {
         var high = min(a * stride, fences.count)
         // The stretch spans two or three cache lines: load them together rather than one
         // per step of the search below.
-        if !orAfter && low < high { strata_prefetch(fences.baseAddress! + low, (high - low) * MemoryLayout<UInt64>.stride) }
+        if !orAfter && low < high {
+            strata_prefetch(fences.baseAddress! + low, (high - low) * MemoryLayout<UInt64>.stride)
+            // One past the stretch too: the search can end just after its last fence.
+            if let slots { strata_prefetch(slots + low * blockSlotBytes, (high - low + 1) * blockSlotBytes) }
+        }
         while low < high {
             let m = (low + high) / 2
             if before(fences[m]) { low = m + 1 } else { high = m }
