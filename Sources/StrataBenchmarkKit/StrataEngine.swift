@@ -44,8 +44,12 @@ final class StrataBenchmarkStore: BenchmarkStore {
 
     func write(_ pairs: [KeyValue]) throws {
         try store.write(durability: durability) { tx in
-            for pair in pairs {
-                try tx.put(pair.key, pair.value)
+            // Each pair borrowed in place, not copied (`for pair in pairs`): a copy retains and
+            // releases its key and value, work the peers' C calls do not do.
+            try pairs.withUnsafeBufferPointer { pairs in
+                for i in pairs.indices {
+                    try tx.put(pairs[i].key, pairs[i].value)
+                }
             }
         }
     }

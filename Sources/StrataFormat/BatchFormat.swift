@@ -75,6 +75,56 @@ public enum BatchFormat {
         }
     }
 
+    // MARK: Encoding in place
+
+    /// The most bytes an operation takes besides its key and value: its kind and two varints.
+    public static let maxOperationOverhead = 1 + 2 * Varint.maxBytes
+
+    /// Where an operation stored by `storeOperation` put its parts, as offsets from its start.
+    public struct StoredOperation: Sendable {
+        public var keyStart: Int
+        public var valueStart: Int
+        public var end: Int
+
+        @inlinable
+        public init(keyStart: Int, valueStart: Int, end: Int) {
+            self.keyStart = keyStart
+            self.valueStart = valueStart
+            self.end = end
+        }
+    }
+
+    /// Stores one `op` at `start`: a put of `value`, or a delete when `value` is nil. The
+    /// caller provides `key.count + (value?.count ?? 0) + maxOperationOverhead` bytes. The
+    /// same bytes `Encoder.put` and `Encoder.delete` append, for a writer that builds the
+    /// batch in its own buffer as a transaction runs.
+    @inlinable
+    public static func storeOperation(
+        key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, at start: UnsafeMutableRawPointer
+    ) -> StoredOperation {
+        var offset = 0
+        start.storeBytes(of: (value == nil ? OpKind.delete : OpKind.put).rawValue, as: UInt8.self)
+        offset += 1
+        offset += Varint.store(UInt64(key.count), at: start + offset)
+        let keyStart = offset
+        if key.count > 0 { (start + offset).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+        offset += key.count
+        guard let value else { return StoredOperation(keyStart: keyStart, valueStart: offset, end: offset) }
+        offset += Varint.store(UInt64(value.count), at: start + offset)
+        let valueStart = offset
+        if value.count > 0 { (start + offset).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        offset += value.count
+        return StoredOperation(keyStart: keyStart, valueStart: valueStart, end: offset)
+    }
+
+    /// Stores a batch's header (`headerSize` bytes) at `start`, the operations following it.
+    public static func storeHeader(sequence: UInt64, syncedThrough: UInt64, count: UInt32, at start: UnsafeMutableRawPointer) {
+        start.storeBytes(of: recordKindBatch, as: UInt8.self)
+        start.storeBytes(of: sequence.littleEndian, toByteOffset: 1, as: UInt64.self)
+        start.storeBytes(of: syncedThrough.littleEndian, toByteOffset: 9, as: UInt64.self)
+        start.storeBytes(of: count.littleEndian, toByteOffset: 17, as: UInt32.self)
+    }
+
     public struct Header: Sendable, Equatable {
         public var kind: RecordKind = .batch
         public var sequence: UInt64

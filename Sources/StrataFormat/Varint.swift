@@ -24,4 +24,18 @@ public enum Varint {
         }
         buffer.append(UInt8(truncatingIfNeeded: v))
     }
+
+    /// Stores `value` at `start` (room for `maxBytes` needed) and returns the bytes it took.
+    @inlinable
+    public static func store(_ value: UInt64, at start: UnsafeMutableRawPointer) -> Int {
+        var v = value
+        var n = 0
+        while v >= 0x80 {
+            start.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: n, as: UInt8.self)
+            v >>= 7
+            n += 1
+        }
+        start.storeBytes(of: UInt8(truncatingIfNeeded: v), toByteOffset: n, as: UInt8.self)
+        return n + 1
+    }
 }

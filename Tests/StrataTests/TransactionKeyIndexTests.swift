@@ -19,7 +19,7 @@ struct TransactionKeyIndexTests {
             // Short keys from a small alphabet, so keys repeat and prefixes are shared.
             let key = (0..<Int.random(in: 0...6, using: &random)).map { _ in UInt8.random(in: 0...3, using: &random) }
             let found = key.withUnsafeBytes { bytes in
-                index.position(of: bytes, hash: hashKey(bytes), inserting: keys.count) { keys[$0] }
+                index.position(of: bytes, hash: hashKey(bytes), inserting: keys.count) { keys[$0] == key }
             }
             #expect(found == model[key], "key \(key)")
             if found == nil {
@@ -28,11 +28,11 @@ struct TransactionKeyIndexTests {
             }
         }
         for (key, position) in model {
-            let found = key.withUnsafeBytes { bytes in index.position(of: bytes, hash: hashKey(bytes), inserting: nil) { keys[$0] } }
+            let found = key.withUnsafeBytes { bytes in index.position(of: bytes, hash: hashKey(bytes), inserting: nil) { keys[$0] == key } }
             #expect(found == position)
         }
         let absent: [UInt8] = [9, 9, 9]
-        let found = absent.withUnsafeBytes { bytes in index.position(of: bytes, hash: hashKey(bytes), inserting: nil) { keys[$0] } }
+        let found = absent.withUnsafeBytes { bytes in index.position(of: bytes, hash: hashKey(bytes), inserting: nil) { keys[$0] == absent } }
         #expect(found == nil)
     }
 

@@ -47,10 +47,10 @@ final class TransactionKeyIndex {
 
     /// The position of `key`, whose `hashKey` is `hash`, if the table holds it. With
     /// `inserting` set, a key not yet held is added at that position and nil is returned.
-    /// `keyAt` gives the key at a position, for the comparison.
+    /// `holdsKey` says whether the entry at a position has `key`, for the comparison.
     @inline(__always)
     func position(
-        of key: UnsafeRawBufferPointer, hash: UInt64, inserting newPosition: Int?, keyAt: (Int) -> [UInt8]
+        of key: UnsafeRawBufferPointer, hash: UInt64, inserting newPosition: Int?, holdsKey: (Int) -> Bool
     ) -> Int? {
         let mask = slots.count - 1
         let upper = hash & 0xFFFF_FFFF_0000_0000
@@ -60,7 +60,7 @@ final class TransactionKeyIndex {
             if slot == 0 { break }
             if slot & 0xFFFF_FFFF_0000_0000 == upper {
                 let position = Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1
-                if keyAt(position).withUnsafeBytes({ compareKeys($0, key) == 0 }) { return position }
+                if holdsKey(position) { return position }
             }
             index = (index + 1) & mask
         }

@@ -4,15 +4,15 @@
 /// own writes; when its closure returns, all of its writes commit together, and if the closure
 /// throws, none do. Do not keep it after the closure returns: every call then throws.
 public final class WriteTransaction: ReadableTransaction {
-    enum PendingWrite {
-        case put([UInt8])
-        case delete
-    }
-
-    /// One key's latest write in this transaction.
+    /// One key's latest write in this transaction: where its key and value sit in `batch`.
     struct PendingEntry {
-        let key: [UInt8]
-        var write: PendingWrite
+        var keyOffset: UInt32
+        var keyLength: UInt32
+        var valueOffset: UInt32
+        /// `PendingEntry.deleted` for a delete.
+        var valueLength: UInt32
+
+        static let deleted = UInt32.max
     }
 
     private let head: Version
@@ -26,6 +26,13 @@ public final class WriteTransaction: ReadableTransaction {
     /// Each written key once, in the order first written, so a commit encodes
     /// deterministically and without hashing again.
     @exclusivity(unchecked) private(set) var entries: [PendingEntry] = []
+    /// Every write made, in order, as the operations the commit logs (BatchBuffer): each key
+    /// and value is copied here from the caller's array when it is written.
+    let batch: BatchBuffer
+    /// Writes replaced by a later write of the same key: still in `batch`, where the commit
+    /// drops them (`finishBatch`), so the log holds each key once per commit, as the
+    /// memtable does (MemTable invariant 4).
+    @exclusivity(unchecked) private var superseded = 0
     /// Where each key sits in `entries`: one hash per write, and reads of own writes. Nil
     /// while every write so far has a larger key than the one before (a bulk load in key
     /// order), when no key can repeat; built on the first read or out-of-order write.
@@ -33,9 +40,47 @@ public final class WriteTransaction: ReadableTransaction {
     @exclusivity(unchecked) private(set) var byteCount = 0
     @exclusivity(unchecked) private var ended = false
 
-    init(head: Version, version: UInt64) {
+    /// `batch`: an empty buffer to build the batch in (the writer passes back the last one).
+    init(head: Version, version: UInt64, batch: BatchBuffer = BatchBuffer()) {
+        assert(batch.count == BatchFormat.headerSize, "WriteTransaction: its batch buffer must start empty")
         self.head = head
         self.version = version
+        self.batch = batch
+    }
+
+    /// The key of `entry`, in `batch`: valid until the next write.
+    @inline(__always)
+    func key(of entry: PendingEntry) -> UnsafeRawBufferPointer {
+        batch.bytes(at: Int(entry.keyOffset), count: Int(entry.keyLength))
+    }
+
+    /// The value of `entry`, nil for a delete: valid until the next write.
+    @inline(__always)
+    func value(of entry: PendingEntry) -> UnsafeRawBufferPointer? {
+        entry.valueLength == PendingEntry.deleted ? nil : batch.bytes(at: Int(entry.valueOffset), count: Int(entry.valueLength))
+    }
+
+    /// The batch to log as commit `sequence`, its header written; writes a later one
+    /// replaced are dropped from it first. For the writer, after `end()`.
+    func finishBatch(sequence: UInt64, syncedThrough: UInt64) -> BatchBuffer {
+        if superseded > 0 {
+            let rebuilt = BatchBuffer(capacity: batch.count)
+            for i in entries.indices {
+                let entry = entries[i]
+                let stored = rebuilt.append(key: key(of: entry), value: value(of: entry))
+                entries[i].keyOffset = UInt32(stored.key)
+                entries[i].valueOffset = UInt32(stored.value)
+            }
+            batch.take(rebuilt)
+            superseded = 0
+        }
+        batch.finish(sequence: sequence, syncedThrough: syncedThrough, operations: entries.count)
+        return batch
+    }
+
+    /// The writes as observers get them: copies, kept after the buffer is reused.
+    func committedEntries() -> [CommittedWrites.Entry] {
+        entries.map { CommittedWrites.Entry(key: copyBytes(key(of: $0)), value: value(of: $0).map(copyBytes)) }
     }
 
     var isEmpty: Bool { entries.isEmpty }
@@ -60,10 +105,7 @@ public final class WriteTransaction: ReadableTransaction {
     public func get(_ key: [UInt8]) throws -> [UInt8]? {
         try checkActive()
         try KeyValidation.checkKey(key)
-        if let write = ownWrite(key) {
-            if case .put(let value) = write { return value }
-            return nil
-        }
+        if let write = ownWrite(key) { return value(of: write).map(copyBytes) }
         return try head.get(key, at: version)
     }
 
@@ -83,19 +125,20 @@ public final class WriteTransaction: ReadableTransaction {
         try checkActive()
         try KeyValidation.checkKey(key)
         if let write = ownWrite(key) {
-            guard case .put(let value) = write else { return try body(nil) }
+            // A copy: `body` may write to this transaction, which can move `batch`.
+            guard let value = value(of: write).map(copyBytes) else { return try body(nil) }
             return try value.withUnsafeBytes { try body($0) }
         }
         try key.withUnsafeBytes { try head.borrowValue($0, at: version) }.withBytes(body)
     }
 
     /// This transaction's latest write of `key`, if it wrote it.
-    private func ownWrite(_ key: [UInt8]) -> PendingWrite? {
+    private func ownWrite(_ key: [UInt8]) -> PendingEntry? {
         let index = indexPositions()
         let position = key.withUnsafeBytes { key in
-            index.position(of: key, hash: hashKey(key), inserting: nil) { entries[$0].key }
+            index.position(of: key, hash: hashKey(key), inserting: nil) { compareKeys(self.key(of: entries[$0]), key) == 0 }
         }
-        return position.map { entries[$0].write }
+        return position.map { entries[$0] }
     }
 
     public func scan(from: [UInt8], to: [UInt8]?, reverse: Bool) throws -> Scan {
@@ -103,11 +146,9 @@ public final class WriteTransaction: ReadableTransaction {
         try KeyValidation.checkBound(from)
         if let to { try KeyValidation.checkBound(to) }
         var overlay: [VersionedEntry] = []
-        for entry in entries where keyIsIn(entry.key, lower: from, upper: to) {
-            switch entry.write {
-            case .put(let value): overlay.append(VersionedEntry(key: entry.key, value: value))
-            case .delete: overlay.append(VersionedEntry(key: entry.key, value: nil))
-            }
+        for entry in entries {
+            let key = copyBytes(key(of: entry))
+            if keyIsIn(key, lower: from, upper: to) { overlay.append(VersionedEntry(key: key, value: value(of: entry).map(copyBytes))) }
         }
         overlay.sort { reverse ? $1.key.lexicographicallyPrecedes($0.key) : $0.key.lexicographicallyPrecedes($1.key) }
         let errors = scanErrors ?? ReadErrors()
@@ -122,14 +163,14 @@ public final class WriteTransaction: ReadableTransaction {
         try checkActive()
         try KeyValidation.checkKey(key)
         try KeyValidation.checkValue(value)
-        try record(key, .put(value), bytes: key.count + value.count)
+        try key.withUnsafeBytes { key in try value.withUnsafeBytes { try record(key, $0) } }
     }
 
     /// Removes `key`. Removing a key that has no value is not an error.
     public func delete(_ key: [UInt8]) throws {
         try checkActive()
         try KeyValidation.checkKey(key)
-        try record(key, .delete, bytes: key.count)
+        try key.withUnsafeBytes { try record($0, nil) }
     }
 
     /// Removes every key with `from <= key < to` (to the end when `to` is nil) and returns how
@@ -141,33 +182,40 @@ public final class WriteTransaction: ReadableTransaction {
         return doomed.count
     }
 
-    private func record(_ key: [UInt8], _ write: PendingWrite, bytes: Int) throws {
+    private func record(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws {
+        let bytes = key.count + (value?.count ?? 0)
         if byteCount + bytes > StoreLimits.maxTransactionBytes {
             throw StoreError(
                 .invalidArgument, "the transaction holds over \(StoreLimits.maxTransactionBytes) bytes of keys and values; commit in smaller transactions")
         }
         byteCount += bytes
         if positions == nil {
-            let ascending =
-                entries.last.map { last in
-                    last.key.withUnsafeBytes { a in key.withUnsafeBytes { compareKeys(a, $0) < 0 } }
-                } ?? true
+            let ascending = entries.last.map { compareKeys(self.key(of: $0), key) < 0 } ?? true
             if ascending {
-                entries.append(PendingEntry(key: key, write: write))
+                entries.append(append(key, value))
                 return
             }
         }
         let index = indexPositions()
         // One probe for lookup and insert: a new key is added at the position it takes.
         let next = entries.count
-        let existing = key.withUnsafeBytes { key in
-            index.position(of: key, hash: hashKey(key), inserting: next) { entries[$0].key }
-        }
+        let existing = index.position(of: key, hash: hashKey(key), inserting: next) { compareKeys(self.key(of: entries[$0]), key) == 0 }
+        let entry = append(key, value)
         if let existing {
-            entries[existing].write = write
+            entries[existing] = entry
+            superseded += 1
         } else {
-            entries.append(PendingEntry(key: key, write: write))
+            entries.append(entry)
         }
+    }
+
+    /// Appends the write to `batch` and returns where it put it.
+    @inline(__always)
+    private func append(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) -> PendingEntry {
+        let stored = batch.append(key: key, value: value)
+        return PendingEntry(
+            keyOffset: UInt32(stored.key), keyLength: UInt32(key.count), valueOffset: UInt32(stored.value),
+            valueLength: value.map { UInt32($0.count) } ?? PendingEntry.deleted)
     }
 
     /// The key-to-position index (`positions`), built from `entries` the first time it is
@@ -176,11 +224,10 @@ public final class WriteTransaction: ReadableTransaction {
     private func indexPositions() -> TransactionKeyIndex {
         if let positions { return positions }
         let built = TransactionKeyIndex(capacity: max(2 * entries.count, 64))
-        for (position, entry) in entries.enumerated() {
+        for position in entries.indices {
             // Keys written in ascending order are distinct: each is added, none is found.
-            _ = entry.key.withUnsafeBytes { key in
-                built.position(of: key, hash: hashKey(key), inserting: position) { entries[$0].key }
-            }
+            let key = self.key(of: entries[position])
+            _ = built.position(of: key, hash: hashKey(key), inserting: position) { _ in false }
         }
         positions = built
         return built

@@ -17,30 +17,27 @@ import Synchronization
 ///    was published, so it finds the newest version of each key it may see, or a newer one.
 final class MemTableHashIndex {
     let mask: Int
-    private let tags: UnsafeMutablePointer<Atomic<UInt64>>
-    private let nodes: UnsafeMutablePointer<Atomic<UInt>>
+    /// Slot i is two words: its tag (the key's hash, 0 when empty) at 2i, its node's address
+    /// at 2i + 1, so one cache line holds both and a probe or a record misses once, not twice.
+    private let slots: UnsafeMutablePointer<Atomic<UInt64>>
     /// Keys held; the writer grows the index past 70% full.
     private(set) var count = 0
 
     init(capacity: Int) {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0, "capacity must be a power of two")
         mask = capacity - 1
-        tags = .allocate(capacity: capacity)
-        nodes = .allocate(capacity: capacity)
-        for slot in 0..<capacity {
-            (tags + slot).initialize(to: Atomic(0))
-            (nodes + slot).initialize(to: Atomic(0))
-        }
+        slots = .allocate(capacity: 2 * capacity)
+        for word in 0..<(2 * capacity) { (slots + word).initialize(to: Atomic(0)) }
     }
 
     deinit {
-        tags.deinitialize(count: mask + 1)
-        nodes.deinitialize(count: mask + 1)
-        tags.deallocate()
-        nodes.deallocate()
+        slots.deinitialize(count: 2 * (mask + 1))
+        slots.deallocate()
     }
 
+    @inline(__always)
     var capacity: Int { mask + 1 }
+    @inline(__always)
     var isFull: Bool { count * 10 >= capacity * 7 }
 
     @inline(__always)
@@ -48,23 +45,38 @@ final class MemTableHashIndex {
         hash | 1  // never 0, which marks an empty slot
     }
 
+    @inline(__always)
+    private func tagWord(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { slots + 2 * slot }
+    @inline(__always)
+    private func nodeWord(_ slot: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { slots + 2 * slot + 1 }
+
+    @inline(__always)
+    private static func node(_ word: UInt64) -> MemTable.Node {
+        MemTable.Node(raw: UnsafeMutableRawPointer(bitPattern: UInt(word))!)
+    }
+
+    @inline(__always)
+    private static func word(_ node: MemTable.Node) -> UInt64 {
+        UInt64(UInt(bitPattern: node.raw))
+    }
+
     /// Writer only: points `key`'s slot at `node`, its newest version.
     func record(_ node: MemTable.Node, hash: UInt64) {
         let tag = Self.tag(hash)
         var slot = Int(truncatingIfNeeded: tag) & mask  // from the tag, as grown() places it
         while true {
-            let found = tags[slot].load(ordering: .relaxed)
+            let found = tagWord(slot).pointee.load(ordering: .relaxed)
             if found == 0 {
-                nodes[slot].store(UInt(bitPattern: node.raw), ordering: .relaxed)
-                tags[slot].store(tag, ordering: .releasing)
+                nodeWord(slot).pointee.store(Self.word(node), ordering: .relaxed)
+                tagWord(slot).pointee.store(tag, ordering: .releasing)
                 count += 1
                 return
             }
             if found == tag {
-                let existing = MemTable.Node(raw: UnsafeMutableRawPointer(bitPattern: nodes[slot].load(ordering: .relaxed))!)
+                let existing = Self.node(nodeWord(slot).pointee.load(ordering: .relaxed))
                 if compareKeys(existing.key, node.key) == 0 {
                     if node.sequence > existing.sequence {
-                        nodes[slot].store(UInt(bitPattern: node.raw), ordering: .releasing)
+                        nodeWord(slot).pointee.store(Self.word(node), ordering: .releasing)
                     }
                     return
                 }
@@ -78,21 +90,21 @@ final class MemTableHashIndex {
         let tag = Self.tag(hash)
         var slot = Int(truncatingIfNeeded: tag) & mask  // from the tag, as grown() places it
         while true {
-            let found = tags[slot].load(ordering: .acquiring)
+            let found = tagWord(slot).pointee.load(ordering: .acquiring)
             if found == 0 { return nil }
             if found == tag {
-                let node = MemTable.Node(raw: UnsafeMutableRawPointer(bitPattern: nodes[slot].load(ordering: .acquiring))!)
+                let node = Self.node(nodeWord(slot).pointee.load(ordering: .acquiring))
                 if compareKeys(node.key, key) == 0 { return node }
             }
             slot = (slot + 1) & mask
         }
     }
 
-    /// Starts loading the lines of the slot `record(_:hash:)` will start at, without waiting.
+    /// Starts loading the line of the slot `record(_:hash:)` will start at, without waiting.
+    @inline(__always)
     func prefetch(hash: UInt64) {
         let slot = Int(truncatingIfNeeded: Self.tag(hash)) & mask
-        strata_prefetch(tags + slot, MemoryLayout<UInt64>.size)
-        strata_prefetch(nodes + slot, MemoryLayout<UInt>.size)
+        strata_prefetch(tagWord(slot), 2 * MemoryLayout<UInt64>.size)
     }
 
     /// Writer only: a copy of this index with twice the capacity, built from the stored
@@ -100,12 +112,12 @@ final class MemTableHashIndex {
     func grown() -> MemTableHashIndex {
         let larger = MemTableHashIndex(capacity: capacity * 2)
         for slot in 0...mask {
-            let tag = tags[slot].load(ordering: .relaxed)
+            let tag = tagWord(slot).pointee.load(ordering: .relaxed)
             guard tag != 0 else { continue }
             var target = Int(truncatingIfNeeded: tag) & larger.mask
-            while larger.tags[target].load(ordering: .relaxed) != 0 { target = (target + 1) & larger.mask }
-            larger.nodes[target].store(nodes[slot].load(ordering: .relaxed), ordering: .relaxed)
-            larger.tags[target].store(tag, ordering: .relaxed)
+            while larger.tagWord(target).pointee.load(ordering: .relaxed) != 0 { target = (target + 1) & larger.mask }
+            larger.nodeWord(target).pointee.store(nodeWord(slot).pointee.load(ordering: .relaxed), ordering: .relaxed)
+            larger.tagWord(target).pointee.store(tag, ordering: .relaxed)
         }
         larger.count = count
         // The new table is published with a release store (MemTable.publish), which orders

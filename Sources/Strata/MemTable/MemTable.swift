@@ -26,7 +26,10 @@ import Synchronization
 ///    sequence, so an entry newer than a reader's snapshot is invisible to it even after it
 ///    is linked.
 /// 5. Point lookups go through a hash index of each key's newest node over all runs, updated
-///    after the node is linked (its own invariants are in MemTable+HashIndex.swift).
+///    after the node is linked (its own invariants are in MemTable+HashIndex.swift), and
+///    before `insert` returns: a batch of inserts may index its nodes a few inserts late,
+///    which no reader notices, since none may see their sequence until the writer publishes
+///    it after the batch.
 /// 6. Runs are only added, never removed, at most `maxRuns`: run i's head is stored before
 ///    `runCount` is raised past i (release), so a reader that sees the count sees the head.
 ///    Readers never assume which run holds which versions of a key: they take the newest
@@ -106,7 +109,7 @@ final class MemTable: @unchecked Sendable {
 
     private func publish(_ index: MemTableHashIndex) {
         indexes.append(index)
-        indexBytes.add(index.capacity * (MemoryLayout<UInt64>.stride + MemoryLayout<UInt>.stride), ordering: .relaxed)
+        indexBytes.add(index.capacity * 2 * MemoryLayout<UInt64>.stride, ordering: .relaxed)
         currentIndex.store(UInt(bitPattern: Unmanaged.passUnretained(index).toOpaque()), ordering: .releasing)
     }
 
@@ -198,6 +201,57 @@ final class MemTable: @unchecked Sendable {
 
     /// Inserts a version. `value == nil` inserts a tombstone.
     func insert(key: UnsafeRawBufferPointer, sequence: UInt64, value: UnsafeRawBufferPointer?) {
+        let (node, hash) = link(key: key, sequence: sequence, value: value)
+        index(node, hash: hash)
+    }
+
+    /// Inserts `count` versions, all at `sequence` (one transaction's writes, each key once):
+    /// `entry(i)` gives the i-th key and value (nil for a tombstone). Each node is indexed
+    /// `indexLag` inserts after it is linked, so the index slot requested when it was linked
+    /// (a likely cache miss, one per insert in a large table) has arrived by then. Every node
+    /// is indexed before this returns.
+    func insert(
+        count: Int, sequence: UInt64, _ entry: (Int) -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?)
+    ) {
+        let lag = MemTable.indexLag
+        withUnsafeTemporaryAllocation(of: (node: Node, hash: UInt64).self, capacity: lag) { pending in
+            for i in 0..<count {
+                let (key, value) = entry(i)
+                let linked = link(key: key, sequence: sequence, value: value)
+                let slot = i & (lag - 1)
+                if i >= lag { index(pending[slot].node, hash: pending[slot].hash) }
+                pending[slot] = linked
+            }
+            for i in max(count - lag, 0)..<count {
+                index(pending[i & (lag - 1)].node, hash: pending[i & (lag - 1)].hash)
+            }
+        }
+    }
+
+    /// Inserts between linking a node and indexing it, in `insert(count:sequence:_:)`: a
+    /// power of two.
+    static let indexLag = 8
+
+    /// Writer only: records `node` in the index, once it is linked (invariant 5), growing the
+    /// index when it is full.
+    @inline(__always)
+    private func index(_ node: Node, hash: UInt64) {
+        let recorded = withIndex { index -> Bool in
+            guard !index.isFull else { return false }
+            index.record(node, hash: hash)
+            return true
+        }
+        if recorded != true {
+            let index = withIndex { $0.grown() } ?? MemTableHashIndex(capacity: 1024)
+            publish(index)
+            index.record(node, hash: hash)
+        }
+    }
+
+    /// Writer only: links a new node for the version into the current run and returns it
+    /// with its key's hash, for `index`.
+    @inline(__always)
+    private func link(key: UnsafeRawBufferPointer, sequence: UInt64, value: UnsafeRawBufferPointer?) -> (node: Node, hash: UInt64) {
         // The index slot this insert will write is a likely cache miss: start loading it now,
         // so that it arrives during the walk below instead of after it.
         let hash = hashKey(key)
@@ -209,14 +263,25 @@ final class MemTable: @unchecked Sendable {
         }
         let run = currentRun
         let head = self.head(run)
-        withUnsafeTemporaryAllocation(of: Node.self, capacity: MemTable.maxHeight) { previous in
+        // Appending: the last insert was the run's last node and this one follows it (a bulk
+        // load in key order). The finger then holds the run's last node on every level, which
+        // are exactly the new node's predecessors: no search is needed.
+        let appending = fingerApplies && lastInserted?.next(0) == nil
+        let node = withUnsafeTemporaryAllocation(of: Node.self, capacity: MemTable.maxHeight) { previous -> Node in
             let previous = previous.baseAddress!
-            let found = findGreaterOrEqual(key, sequence, in: run, previous: previous, finger: fingerApplies ? UnsafePointer(finger) : nil)
-            assert(
-                found.map { compareKeys($0.key, key) != 0 || $0.sequence != sequence } ?? true,
-                "MemTable invariant 4: (key, sequence) inserted twice")
-            let height = randomHeight()
             let oldHeight = heights[run].load(ordering: .relaxed)
+            if appending {
+                previous.initialize(from: finger, count: oldHeight)
+                assert(
+                    findGreaterOrEqual(key, sequence, in: run, previous: nil) == nil,
+                    "MemTable: an append found a node after the run's last")
+            } else {
+                let found = findGreaterOrEqual(key, sequence, in: run, previous: previous, finger: fingerApplies ? UnsafePointer(finger) : nil)
+                assert(
+                    found.map { compareKeys($0.key, key) != 0 || $0.sequence != sequence } ?? true,
+                    "MemTable invariant 4: (key, sequence) inserted twice")
+            }
+            let height = randomHeight()
             if height > oldHeight {
                 for level in oldHeight..<height { (previous + level).initialize(to: head) }
                 // Readers that see the new height before the links find nil at the new levels
@@ -231,22 +296,13 @@ final class MemTable: @unchecked Sendable {
             let levels = max(height, oldHeight)
             for level in 0..<levels { finger[level] = level < height ? node : previous[level] }
             lastInserted = node
-            // Index the node only once it is linked: a reader that finds it walks on from it.
-            let recorded = withIndex { index -> Bool in
-                guard !index.isFull else { return false }
-                index.record(node, hash: hash)
-                return true
-            }
-            if recorded != true {
-                let index = withIndex { $0.grown() } ?? MemTableHashIndex(capacity: 1024)
-                publish(index)
-                index.record(node, hash: hash)
-            }
+            return node
         }
         currentRunEntries += 1
         // One writer (invariant 1): plain stores, no read-modify-write needed.
         entryCount.store(entryCount.load(ordering: .relaxed) + 1, ordering: .relaxed)
         payloadBytes.store(payloadBytes.load(ordering: .relaxed) + key.count + (value?.count ?? 0) + 24 + 8 * 2, ordering: .relaxed)
+        return (node, hash)
     }
 
     private func randomHeight() -> Int {

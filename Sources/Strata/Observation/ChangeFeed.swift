@@ -64,10 +64,7 @@ final class ChangeFeed: Sendable {
         var changes: [Change] = []
         for commit in commits {
             for entry in commit.entries where keyIsIn(entry.key, lower: lower, upper: upper) {
-                switch entry.write {
-                case .put(let value): changes.append(Change(key: entry.key, value: value, version: commit.sequence))
-                case .delete: changes.append(Change(key: entry.key, value: nil, version: commit.sequence))
-                }
+                changes.append(Change(key: entry.key, value: entry.value, version: commit.sequence))
             }
         }
         if changes.isEmpty { return }

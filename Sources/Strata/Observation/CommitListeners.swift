@@ -5,8 +5,14 @@ import Synchronization
 /// What one commit wrote, as observers and change feeds get it: on the writer queue, after
 /// the commit is published, so whoever reads in response sees it.
 struct CommittedWrites {
+    /// One key's write: its value, or nil for a delete.
+    struct Entry {
+        let key: [UInt8]
+        let value: [UInt8]?
+    }
+
     let sequence: UInt64
-    let entries: [WriteTransaction.PendingEntry]
+    let entries: [Entry]
 }
 
 /// Every observation and change feed of a store: the one hook in the engine's commit path

@@ -140,6 +140,15 @@ final class WALWriter {
         return BatchFormat.Encoder(sequence: sequence, syncedThrough: UInt64(syncedOffset), reusing: buffer, reservingCapacity: reservingCapacity)
     }
 
+    /// What the next batch staged says in `syncedThrough` (invariant 6).
+    var syncedThrough: UInt64 { UInt64(syncedOffset) }
+
+    /// Frames `payload`, a batch built in place (BatchBuffer), as the next record of the
+    /// group being staged.
+    func stage(_ payload: UnsafeRawBufferPointer) {
+        _ = WALFormat.appendRecord(payload, to: &staged, fileOffset: offset)
+    }
+
     /// Frames `payload` as the next record of the group being staged.
     func stage(_ payload: [UInt8]) {
         payload.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &staged, fileOffset: offset) }
