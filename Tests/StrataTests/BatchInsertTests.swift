@@ -4,6 +4,7 @@
 // (MemTable.insert(count:sequence:_:)). These check both against plain models: the bytes
 // against BatchFormat.Encoder's, the table against a dictionary, and a transaction that
 // rewrites its own keys through a reopen. Replay a failure with STRATA_SEED=<seed>.
+import Foundation
 import StrataIO
 import StrataTestSupport
 import Testing
@@ -89,6 +90,34 @@ struct BatchInsertTests {
                     #expect(found.isTombstone == (expected.value == nil), "seed \(seed)")
                     if let value = expected.value { #expect(Array(found.value) == value, "seed \(seed)") }
                 }
+            }
+        }
+    }
+
+    /// The order the memtable inserts a transaction's writes in is their key order, a
+    /// permutation of them: keys sharing long prefixes, equal in the six bytes the sort packs
+    /// and differing after them, shorter than the shared prefix plus eight, and more writes
+    /// than the packed sort takes (65,536).
+    @Test func keyOrderIsThePermutationInKeyOrder() throws {
+        let seed = TestSeeds.seed(0x50E7, test: "keyOrderIsThePermutationInKeyOrder")
+        var random = SeededRandom(seed: seed)
+        for count in [0, 1, 2, 3, 50, 1_000, 70_000] {
+            let transaction = WriteTransaction(head: Version(memtable: MemTable(), storeID: UUID(), droppedDeletions: 0), version: 0)
+            var written = Set<[UInt8]>()
+            while written.count < count {
+                // A shared prefix, a few values of the next six bytes, then a tail of 0 to 3.
+                var key: [UInt8] = Array("user/".utf8)
+                key += (0..<6).map { _ in UInt8(ascii: "a") + UInt8(random.next() % 2) }
+                key += (0..<Int(random.next() % 4)).map { _ in UInt8(truncatingIfNeeded: random.next() % 3) }
+                if count > 1_000 { key += withUnsafeBytes(of: UInt32(written.count).bigEndian, Array.init) }
+                if written.insert(key).inserted { try transaction.put(key, [1]) }
+            }
+            let keys = transaction.entries.map { Array(transaction.key(of: $0)) }
+            let sorted = keys.sorted { $0.lexicographicallyPrecedes($1) }
+            if let order = transaction.keyOrder() {
+                #expect(order.map { keys[$0] } == sorted, "\(count) writes, seed \(seed)")
+            } else {
+                #expect(keys == sorted, "\(count) writes given no order though not in key order, seed \(seed)")
             }
         }
     }

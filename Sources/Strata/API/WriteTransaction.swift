@@ -33,6 +33,8 @@ public final class WriteTransaction: ReadableTransaction {
     /// drops them (`finishBatch`), so the log holds each key once per commit, as the
     /// memtable does (MemTable invariant 4).
     @exclusivity(unchecked) private var superseded = 0
+    /// True while every key written so far is larger than the one written before it.
+    @exclusivity(unchecked) private(set) var writtenInKeyOrder = true
     /// Where each key sits in `entries`: one hash per write, and reads of own writes. Nil
     /// while every write so far has a larger key than the one before (a bulk load in key
     /// order), when no key can repeat; built on the first read or out-of-order write.
@@ -76,6 +78,51 @@ public final class WriteTransaction: ReadableTransaction {
         }
         batch.finish(sequence: sequence, syncedThrough: syncedThrough, operations: entries.count)
         return batch
+    }
+
+    /// The positions in `entries` in key order, for the memtable to insert them by (nil when
+    /// they were written in key order): each insert then starts its skiplist search at the
+    /// one before it, a few nodes away, instead of at the head, about log n cache misses away.
+    /// Sorted by the eight key bytes after the prefix every key shares, so most comparisons
+    /// are one of two integers.
+    func keyOrder() -> [Int]? {
+        guard !writtenInKeyOrder, entries.count > 1 else { return nil }
+        var lowest = key(of: entries[0])
+        var highest = lowest
+        for entry in entries.dropFirst() {
+            let key = key(of: entry)
+            if compareKeys(key, lowest) < 0 { lowest = key } else if compareKeys(key, highest) > 0 { highest = key }
+        }
+        // Every key between the lowest and the highest starts with the prefix those two share.
+        var shared = 0
+        while shared < lowest.count && shared < highest.count && lowest[shared] == highest[shared] { shared += 1 }
+        @inline(__always)
+        func eightBytes(_ position: Int) -> UInt64 {
+            let key = key(of: entries[position])
+            var bytes: UInt64 = 0
+            for offset in shared..<(shared + 8) {
+                bytes = bytes << 8 | UInt64(offset < key.count ? key[offset] : 0)
+            }
+            return bytes
+        }
+        let byKey: (Int, Int) -> Bool = { compareKeys(self.key(of: self.entries[$0]), self.key(of: self.entries[$1])) < 0 }
+        guard entries.count <= 1 << 16 else {
+            return entries.indices.map { (eightBytes($0), $0) }.sorted { a, b in a.0 != b.0 ? a.0 < b.0 : byKey(a.1, b.1) }.map(\.1)
+        }
+        // Up to 65,536 writes: six of the eight bytes and the position packed in one word, so
+        // the sort compares plain integers; only keys equal in those six bytes are compared
+        // again, whole, afterwards.
+        var packed = entries.indices.map { eightBytes($0) & ~0xFFFF | UInt64($0) }
+        packed.sort()
+        var order = packed.map { Int($0 & 0xFFFF) }
+        var start = 0
+        while start < packed.count {
+            var end = start + 1
+            while end < packed.count && packed[end] & ~0xFFFF == packed[start] & ~0xFFFF { end += 1 }
+            if end - start > 1 { order[start..<end].sort(by: byKey) }
+            start = end
+        }
+        return order
     }
 
     /// The writes as observers get them: copies, kept after the buffer is reused.
@@ -189,9 +236,9 @@ public final class WriteTransaction: ReadableTransaction {
                 .invalidArgument, "the transaction holds over \(StoreLimits.maxTransactionBytes) bytes of keys and values; commit in smaller transactions")
         }
         byteCount += bytes
-        if positions == nil {
-            let ascending = entries.last.map { compareKeys(self.key(of: $0), key) < 0 } ?? true
-            if ascending {
+        if writtenInKeyOrder {
+            writtenInKeyOrder = entries.last.map { compareKeys(self.key(of: $0), key) < 0 } ?? true
+            if writtenInKeyOrder && positions == nil {
                 entries.append(append(key, value))
                 return
             }

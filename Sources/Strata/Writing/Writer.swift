@@ -487,7 +487,13 @@ final class Writer: @unchecked Sendable {
         // published); the log gets the same bytes whole.
         let table = memtable
         transaction.entries.withUnsafeBufferPointer { entries in
-            table.insert(count: entries.count, sequence: sequence) { (transaction.key(of: entries[$0]), transaction.value(of: entries[$0])) }
+            if let order = transaction.keyOrder() {
+                table.insert(count: entries.count, sequence: sequence) {
+                    (transaction.key(of: entries[order[$0]]), transaction.value(of: entries[order[$0]]))
+                }
+            } else {
+                table.insert(count: entries.count, sequence: sequence) { (transaction.key(of: entries[$0]), transaction.value(of: entries[$0])) }
+            }
         }
         wal.stage(batch.payload)
         keepBatchBuffer(batch)
