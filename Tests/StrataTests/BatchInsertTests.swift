@@ -1,10 +1,10 @@
-@_spi(Engine) import StrataFormat
 // A commit's writes go from the transaction's batch buffer (BatchBuffer) to the log as they
 // are, and into the memtable in one pass that indexes each node a few inserts late
 // (MemTable.insert(count:sequence:_:)). These check both against plain models: the bytes
 // against BatchFormat.Encoder's, the table against a dictionary, and a transaction that
 // rewrites its own keys through a reopen. Replay a failure with STRATA_SEED=<seed>.
 import Foundation
+@_spi(Engine) import StrataFormat
 import StrataIO
 import StrataTestSupport
 import Testing
