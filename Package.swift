@@ -51,7 +51,7 @@ let package = Package(
         // Pure encode/decode of every on-disk structure. No I/O.
         .target(name: "StrataFormat", dependencies: ["CZlib", "CStrata"], swiftSettings: strictSettings),
         // The one seam through which every byte of I/O goes.
-        .target(name: "StrataIO", swiftSettings: strictSettings),
+        .target(name: "StrataIO", dependencies: ["CStrata"], swiftSettings: strictSettings),
         // The engine and its public API.
         .target(
             name: "Strata",

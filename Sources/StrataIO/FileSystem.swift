@@ -77,6 +77,11 @@ public protocol FileHandle: AnyObject, Sendable {
     /// so later writes inside it need not change the file's size.
     func preallocate(to size: Int64) throws
 
+    /// Starts writing `count` bytes at `offset` that are not yet on the device to it, without
+    /// waiting, so that a later `sync()` has less left to wait for. Makes nothing durable;
+    /// file systems that cannot do this do nothing.
+    func startWriteback(offset: Int64, count: Int64) throws
+
     /// Closes the file. Later calls throw.
     func close() throws
 
@@ -142,6 +147,8 @@ extension WriteWindow {
 
 extension FileHandle {
     public func mapReadOnly() throws -> MappedFile? { nil }
+
+    public func startWriteback(offset: Int64, count: Int64) throws {}
 
     public func openWriteWindow(offset: Int64, count: Int) throws -> (any WriteWindow)? { nil }
 

@@ -1,5 +1,7 @@
 // The production `FileSystem`: plain POSIX calls. This file and IOError.swift are the only
 // places in Strata that talk to the operating system about files.
+import CStrata
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -217,6 +219,12 @@ final class POSIXFileHandle: FileHandle, Sendable {
                 throw IOError(errno: errno, operation: "fdatasync", path: path)
             }
         #endif
+    }
+
+    func startWriteback(offset: Int64, count: Int64) throws {
+        try checkOpen("sync_file_range")
+        let result = strata_start_writeback(descriptor, offset, count)
+        guard result == 0 else { throw IOError(errno: result, operation: "sync_file_range", path: path) }
     }
 
     func size() throws -> Int64 {

@@ -48,6 +48,8 @@ final class WALWriter {
     @exclusivity(unchecked) private var syncedOffset: Int
     /// How far the segment proves itself synced (invariant 5).
     @exclusivity(unchecked) private var provenThrough: Int
+    /// Where the segment's writeback has not been started yet (`startWritebackBehind`).
+    @exclusivity(unchecked) private var writebackFrom = 0
     /// Framed records not yet written, starting at `offset`.
     @exclusivity(unchecked) private var staged: [UInt8] = []
     /// The last staged payload's buffer, for the next `batchEncoder`.
@@ -92,6 +94,8 @@ final class WALWriter {
         self.offset = offset
         self.syncedOffset = offset
         self.provenThrough = min(provenThrough, offset)
+        // What is there is synced: nothing of it needs its writeback started.
+        self.writebackFrom = offset / WALWriter.preallocationStepBytes * WALWriter.preallocationStepBytes
         self.preallocatedEnd = fileSize
         inventory.update(segmentNumber, bytes: offset)
         checkInvariants()
@@ -179,9 +183,25 @@ final class WALWriter {
         offset = end
         // Every record just written says the bytes below syncedOffset are synced (invariant 6).
         provenThrough = syncedOffset
+        startWritebackBehind()
         staged.removeAll(keepingCapacity: true)
         inventory.update(segmentNumber, bytes: offset)
         checkInvariants()
+    }
+
+    /// Starts the device writes of every whole preallocation step written since the last
+    /// start, without waiting for them. A segment is synced to its end before the next one
+    /// starts (invariant 2), on the writer's path: a 16 MiB segment written without a sync
+    /// left that fdatasync to write all of it, about 8 ms a roll, a tenth of a bulk load. The
+    /// step being written is left alone: writes through the window to pages already being
+    /// written out would fault again. Durability still comes only from `sync()`, so a failed
+    /// start is only a slower sync later, and is not an error.
+    private func startWritebackBehind() {
+        let step = WALWriter.preallocationStepBytes
+        let through = offset / step * step
+        guard through - writebackFrom >= step else { return }
+        try? handle.startWriteback(offset: Int64(writebackFrom), count: Int64(through - writebackFrom))
+        writebackFrom = through
     }
 
     /// Replaces the window with one over preallocation step `index`, which the file holds
@@ -239,6 +259,7 @@ final class WALWriter {
         offset = WALFormat.headerSize
         syncedOffset = offset
         provenThrough = offset
+        writebackFrom = 0
         preallocatedEnd = WALWriter.preallocationTarget(for: offset)
         inventory.update(segmentNumber, bytes: offset)
         checkInvariants()

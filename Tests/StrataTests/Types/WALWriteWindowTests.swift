@@ -94,4 +94,21 @@ import Testing
         #expect(Array(reread[(1 << 20) + 10..<(1 << 20) + 10 + bytes.count]) == bytes)
         #expect(Array(reread[(1 << 20) + 100..<(1 << 20) + 100 + bytes.count]) == Array(bytes.reversed()), "the window outlives close")
     }
+
+    /// Starting a range's writeback changes nothing a reader sees, and on a closed handle is
+    /// an error that names the call, like every other call there.
+    @Test func writebackOfARealFileLeavesItsBytes() throws {
+        let directory = try TemporaryDirectory(label: "writeback")
+        defer { directory.remove() }
+        let fs = POSIXFileSystem()
+        let path = directory.path("file")
+        let handle = try fs.openFile(path, create: true)
+        let bytes = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try handle.write(bytes, at: 0)
+        try handle.startWriteback(offset: 0, count: 2 << 20)
+        try handle.startWriteback(offset: 2 << 20, count: 1 << 20)
+        #expect(try fs.readWholeFile(path) == bytes)
+        try handle.close()
+        #expect(throws: IOError.self) { try handle.startWriteback(offset: 0, count: 1 << 20) }
+    }
 }
