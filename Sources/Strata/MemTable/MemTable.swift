@@ -276,10 +276,16 @@ final class MemTable: @unchecked Sendable {
                     findGreaterOrEqual(key, sequence, in: run, previous: nil) == nil,
                     "MemTable: an append found a node after the run's last")
             } else {
-                let found = findGreaterOrEqual(key, sequence, in: run, previous: previous, finger: fingerApplies ? UnsafePointer(finger) : nil)
+                let found =
+                    fingerApplies
+                    ? findAfterFinger(key, sequence, height: oldHeight, previous: previous)
+                    : findGreaterOrEqual(key, sequence, in: run, previous: previous)
                 assert(
                     found.map { compareKeys($0.key, key) != 0 || $0.sequence != sequence } ?? true,
                     "MemTable invariant 4: (key, sequence) inserted twice")
+                assert(
+                    found?.raw == findGreaterOrEqual(key, sequence, in: run, previous: nil)?.raw,
+                    "MemTable: the search from the finger found another node than the search from the head")
             }
             let height = randomHeight()
             if height > oldHeight {
@@ -373,31 +379,53 @@ final class MemTable: @unchecked Sendable {
         return found
     }
 
-    /// First node of `run` at or after (key, sequence) in table order. `finger`, when given, holds a
-    /// node per level known to precede the target; the search starts each level from it
-    /// when it is further along than where the level above ended.
-    func findGreaterOrEqual(
-        _ key: UnsafeRawBufferPointer, _ sequence: UInt64, in run: Int, previous: UnsafeMutablePointer<Node>?,
-        finger: UnsafePointer<Node>? = nil
+    /// `findGreaterOrEqual` for a target after the last insert (the finger applies), searching
+    /// up from the finger instead of down from the head. The finger holds, at each level, the
+    /// last node there before the last insert's key, and the node after it on level l is never
+    /// before the one after it on level l - 1. So once the node after the finger is at or after
+    /// the target on some level, it is on every level above, and the finger is the target's
+    /// predecessor there too: climbing stops at the first such level, and the search walks down
+    /// from the node the level below had reached. Starting from the head instead compared the
+    /// target with a node on every level, each far from the last insert and a likely cache
+    /// miss, even when the target was a few nodes further on (a transaction's writes in key
+    /// order into a large run).
+    private func findAfterFinger(
+        _ key: UnsafeRawBufferPointer, _ sequence: UInt64, height: Int, previous: UnsafeMutablePointer<Node>
     ) -> Node? {
-        let head = self.head(run)
-        var x = head
+        var level = 0
+        while level < height, let after = finger[level].next(level), MemTable.precedes(after, key, sequence) {
+            level += 1
+        }
+        for upper in level..<max(height, level) { (previous + upper).initialize(to: finger[upper]) }
+        if level == 0 { return finger[0].next(0) }
+        // The node after the finger on the level below the climb's end precedes the target.
+        var x = finger[level - 1].next(level - 1)!
+        var knownNotPreceding: UnsafeMutableRawPointer? = nil
+        level -= 1
+        while true {
+            let next = x.next(level)
+            if let n = next, n.raw != knownNotPreceding, MemTable.precedes(n, key, sequence) {
+                x = n
+            } else {
+                knownNotPreceding = next?.raw
+                (previous + level).initialize(to: x)
+                if level == 0 { return next }
+                level -= 1
+            }
+        }
+    }
+
+    /// First node of `run` at or after (key, sequence) in table order, searching down from
+    /// the head. `previous`, when given, receives the node before it on every level.
+    func findGreaterOrEqual(
+        _ key: UnsafeRawBufferPointer, _ sequence: UInt64, in run: Int, previous: UnsafeMutablePointer<Node>?
+    ) -> Node? {
+        var x = self.head(run)
         var level = heights[run].load(ordering: .relaxed) - 1
         // A node found not to precede the target on one level is often the next node on the
         // level below too: skip comparing it again.
         var knownNotPreceding: UnsafeMutableRawPointer? = nil
-        var enteringLevel = true
         while true {
-            if enteringLevel, let finger {
-                // The finger's node on a lower level is never behind its node on a higher
-                // one; so while the search has not moved past the finger, take it at once.
-                let start = finger[level]
-                let stillAtFinger = level + 1 < MemTable.maxHeight && x.raw == finger[level + 1].raw
-                if start.raw != head.raw && (x.raw == head.raw || stillAtFinger || MemTable.nodePrecedes(x, start)) {
-                    x = start
-                }
-            }
-            enteringLevel = false
             let next = x.next(level)
             if let n = next, n.raw != knownNotPreceding, MemTable.precedes(n, key, sequence) {
                 x = n
@@ -406,7 +434,6 @@ final class MemTable: @unchecked Sendable {
                 if let previous { (previous + level).initialize(to: x) }
                 if level == 0 { return next }
                 level -= 1
-                enteringLevel = true
             }
         }
     }
