@@ -1,3 +1,5 @@
+import CStrata
+
 /// Bump allocator for memtable nodes. Memory is handed out in 8-byte-aligned pieces from
 /// large chunks and freed all at once when the arena goes away, so a node's address never
 /// changes and readers can follow raw pointers into it.
@@ -27,6 +29,9 @@ final class Arena {
         }
         if size > remaining {
             let chunk = UnsafeMutableRawPointer.allocate(byteCount: Arena.chunkBytes, alignment: 8)
+            // Fresh memory took a page fault per 4 KiB as the nodes filled it, over a third
+            // of a small bulk load's commit time; one call sets the chunk's pages up at once.
+            strata_prefault(chunk, Arena.chunkBytes)
             chunks.append(chunk)
             cursor = chunk
             remaining = Arena.chunkBytes

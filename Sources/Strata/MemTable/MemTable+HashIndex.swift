@@ -27,6 +27,8 @@ final class MemTableHashIndex {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0, "capacity must be a power of two")
         mask = capacity - 1
         slots = .allocate(capacity: 2 * capacity)
+        // Its pages at once, not a fault each as the loop below reaches them.
+        strata_prefault(slots, 2 * capacity * MemoryLayout<UInt64>.stride)
         for word in 0..<(2 * capacity) { (slots + word).initialize(to: Atomic(0)) }
     }
 
