@@ -126,7 +126,7 @@ public struct StoreOptions: Sendable {
     @_spi(Testing) public var manifestRollBytes: Int? = nil
 
     /// Test hook: the nodes a memtable run takes before an insert out of key order starts
-    /// another (MemTable); nil for the engine's own (32,768). A small value makes a short
+    /// another (MemTable); nil for the engine's own (8,192). A small value makes a short
     /// workload build memtables of many runs.
     @_spi(Testing) public var memtableRunLength: Int? = nil
 

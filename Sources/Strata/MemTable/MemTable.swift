@@ -8,8 +8,8 @@ import Synchronization
 /// The nodes sit in one or more skiplists, its runs. An insert at a random key walks its run
 /// from the top, and each level down is a likely cache miss; in a run of 110,000 nodes (a
 /// 16 MiB table of 100-byte values) the walk took about twice as long as in one of 30,000.
-/// So once the newest run holds `runLength` nodes, an insert that does not continue it in
-/// order starts a new run; inserts in key order (a bulk load, a replay) stay in one run,
+/// So once the newest run holds `runLength` nodes (docs/decisions/2026-11-21-memtable.md says
+/// why 8,192), an insert that does not continue it in order starts a new run; inserts in key order (a bulk load, a replay) stay in one run,
 /// where the finger makes them cheap anyway. Point lookups do not walk the runs: one hash
 /// index over all of them leads to a key's newest version. Scans merge the runs, and a flush
 /// writes them merged, so a table of several runs becomes one segment file as before.
@@ -40,7 +40,7 @@ final class MemTable: @unchecked Sendable {
 
     static let maxHeight = 12
     /// Nodes a run takes before an insert out of order starts the next run.
-    static let defaultRunLength = 32_768
+    static let defaultRunLength = 8_192
     /// Runs a table may have; after that, inserts go to the last one.
     static let maxRuns = 64
     private static let tombstoneLength = UInt32.max
