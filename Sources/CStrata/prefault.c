@@ -12,8 +12,9 @@
 
 void strata_prefault(void *bytes, size_t count) {
 #if defined(__linux__)
-    static long page_size = 0;
-    if (page_size == 0) page_size = sysconf(_SC_PAGESIZE);
+    // Asked each time, not cached in a static: threads of several stores call this at once,
+    // and a lazily set static is a data race. It is called once a 1 MiB chunk or a table.
+    long page_size = sysconf(_SC_PAGESIZE);
     uintptr_t start = ((uintptr_t)bytes + (uintptr_t)page_size - 1) & ~((uintptr_t)page_size - 1);
     uintptr_t end = ((uintptr_t)bytes + count) & ~((uintptr_t)page_size - 1);
     if (end <= start) return;
