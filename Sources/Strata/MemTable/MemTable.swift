@@ -399,20 +399,7 @@ final class MemTable: @unchecked Sendable {
         for upper in level..<max(height, level) { (previous + upper).initialize(to: finger[upper]) }
         if level == 0 { return finger[0].next(0) }
         // The node after the finger on the level below the climb's end precedes the target.
-        var x = finger[level - 1].next(level - 1)!
-        var knownNotPreceding: UnsafeMutableRawPointer? = nil
-        level -= 1
-        while true {
-            let next = x.next(level)
-            if let n = next, n.raw != knownNotPreceding, MemTable.precedes(n, key, sequence) {
-                x = n
-            } else {
-                knownNotPreceding = next?.raw
-                (previous + level).initialize(to: x)
-                if level == 0 { return next }
-                level -= 1
-            }
-        }
+        return descend(from: finger[level - 1].next(level - 1)!, level: level - 1, key, sequence, previous: previous)
     }
 
     /// First node of `run` at or after (key, sequence) in table order, searching down from
@@ -420,8 +407,19 @@ final class MemTable: @unchecked Sendable {
     func findGreaterOrEqual(
         _ key: UnsafeRawBufferPointer, _ sequence: UInt64, in run: Int, previous: UnsafeMutablePointer<Node>?
     ) -> Node? {
-        var x = self.head(run)
-        var level = heights[run].load(ordering: .relaxed) - 1
+        descend(from: self.head(run), level: heights[run].load(ordering: .relaxed) - 1, key, sequence, previous: previous)
+    }
+
+    /// The search's walk: from `start`, which precedes (key, sequence), forward on `level`
+    /// while the next node precedes the target, then down a level, to level 0; returns the
+    /// first node at or after the target, and the node before it on every level walked in
+    /// `previous` when given.
+    @inline(__always)
+    private func descend(
+        from start: Node, level top: Int, _ key: UnsafeRawBufferPointer, _ sequence: UInt64, previous: UnsafeMutablePointer<Node>?
+    ) -> Node? {
+        var x = start
+        var level = top
         // A node found not to precede the target on one level is often the next node on the
         // level below too: skip comparing it again.
         var knownNotPreceding: UnsafeMutableRawPointer? = nil
