@@ -52,9 +52,6 @@ final class WALWriter {
     @exclusivity(unchecked) private var writebackFrom = 0
     /// Framed records not yet written, starting at `offset`.
     @exclusivity(unchecked) private var staged: [UInt8] = []
-    /// The last staged payload's buffer, for the next `batchEncoder`.
-    @exclusivity(unchecked) private var payloadBuffer: [UInt8] = []
-    private static let keptPayloadCapacity = 64 << 10
     /// Groups up to this size go through the window when no sync follows. Beyond it pwrite
     /// is cheaper: the kernel copies a large group into the page cache for less than the page
     /// faults a copy through the mapping takes (one per page on first touch; the fill
@@ -135,15 +132,6 @@ final class WALWriter {
 
     // MARK: Records
 
-    /// An encoder for the next transaction's batch, its `syncedThrough` filled in
-    /// (invariant 6). It encodes into the buffer the last `stage` was given, if that one was
-    /// small.
-    func batchEncoder(sequence: UInt64, reservingCapacity: Int) -> BatchFormat.Encoder {
-        var buffer: [UInt8] = []
-        swap(&buffer, &payloadBuffer)
-        return BatchFormat.Encoder(sequence: sequence, syncedThrough: UInt64(syncedOffset), reusing: buffer, reservingCapacity: reservingCapacity)
-    }
-
     /// What the next batch staged says in `syncedThrough` (invariant 6).
     var syncedThrough: UInt64 { UInt64(syncedOffset) }
 
@@ -153,12 +141,9 @@ final class WALWriter {
         _ = WALFormat.appendRecord(payload, to: &staged, fileOffset: offset)
     }
 
-    /// Frames `payload` as the next record of the group being staged.
+    /// Frames `payload` (a sync mark) as the next record of the group being staged.
     func stage(_ payload: [UInt8]) {
-        payload.withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &staged, fileOffset: offset) }
-        // Kept for the next encoder: one allocation less per commit. A large one is let go,
-        // so one big transaction does not pin its size for the store's lifetime.
-        if payload.capacity <= WALWriter.keptPayloadCapacity { payloadBuffer = payload }
+        payload.withUnsafeBytes { stage($0) }
     }
 
     /// Writes the staged records with one write: a copy into the mapped window when they are

@@ -41,7 +41,7 @@ import Testing
             let large = sequence % 50 == 0
             let synced = sequence % 37 == 0
             if !large && !synced { eligible += 1 }
-            var encoder = writer.batchEncoder(sequence: sequence, reservingCapacity: 0)
+            var encoder = BatchFormat.Encoder(sequence: sequence, syncedThrough: writer.syncedThrough)
             encoder.put(Array("key-\(sequence)".utf8), [UInt8](repeating: UInt8(truncatingIfNeeded: sequence), count: large ? 6_000 : 200))
             writer.stage(encoder.finish())
             try writer.writeStaged(syncFollows: synced)

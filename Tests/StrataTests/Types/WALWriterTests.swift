@@ -21,7 +21,7 @@ import Testing
     }
 
     private static func batch(_ writer: WALWriter, sequence: UInt64, valueBytes: Int = 10) -> [UInt8] {
-        var encoder = writer.batchEncoder(sequence: sequence, reservingCapacity: 0)
+        var encoder = BatchFormat.Encoder(sequence: sequence, syncedThrough: writer.syncedThrough)
         encoder.put(Array("k\(sequence)".utf8), [UInt8](repeating: 7, count: valueBytes))
         return encoder.finish()
     }
