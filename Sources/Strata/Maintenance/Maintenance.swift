@@ -60,6 +60,9 @@ final class Maintenance: Sendable {
 
     let flushCount = Atomic<Int>(0)
     let compactionCount = Atomic<Int>(0)
+    /// Counts the writer's entries into and exits from its waits for room: odd while it
+    /// waits. Compaction picks tell an idle writer from a waiting one by it.
+    private let writerWaitCount = Atomic<Int>(0)
     /// A flush or compaction pass is queued and has not started (`requestFlush`).
     private let flushQueued = Atomic<Bool>(false)
     private let compactionQueued = Atomic<Bool>(false)
@@ -121,6 +124,12 @@ final class Maintenance: Sendable {
             self.compactionQueued.store(false, ordering: .releasing)
             self.compactDue()
         }
+    }
+
+    /// The writer starts (`true`) or ends a wait for room; on the writer queue.
+    func writerWaits(_ waiting: Bool) {
+        let before = writerWaitCount.add(1, ordering: .acquiringAndReleasing).oldValue
+        assert((before % 2 == 0) == waiting, "Maintenance: the writer's waits for room do not pair up")
     }
 
     /// Forgets the last failure and runs the due work again.
@@ -227,7 +236,10 @@ final class Maintenance: Sendable {
 
     private func compactDue() {
         do {
-            while compactionAllowed, let plan = versions.pickCompaction() {
+            while compactionAllowed,
+                let plan = versions.pickCompaction(
+                    writerWaits: options.runsBackgroundWorkInline ? nil : writerWaitCount.load(ordering: .acquiring))
+            {
                 try compact(plan)
                 lastFailure.withLock { $0 = nil }
             }

@@ -1,3 +1,4 @@
+import Dispatch
 @_spi(Engine) import StrataFormat
 
 /// Choosing what to compact (docs/decisions/2026-11-21-compaction.md): the version set picks,
@@ -8,11 +9,29 @@ extension VersionSet {
     /// their target. Choosing by score (rather than level 0 first) keeps a steady stream of
     /// flushes from starving the deeper levels, whose overgrowth would make every level-0
     /// merge rewrite them whole.
-    func pickCompaction() -> CompactionPlan? {
+    ///
+    /// One exception: when the writer has committed nothing and neither waited for room nor
+    /// waits for it for a while (`writerIdleNanoseconds`, or since the open), a due level 0
+    /// goes first. Every read pays for each level-0 file, and with no writer
+    /// adding files a deeper level cannot starve; under a steady writer the scores decide.
+    /// `writerWaits` counts the writer's entries into and exits from its waits for room
+    /// (odd while it waits; Maintenance.writerWaits); nil turns the exception off (work run
+    /// inline, in tests, where the choice must not depend on time).
+    func pickCompaction(writerWaits: Int?) -> CompactionPlan? {
         withInstallLock { levels, compactPointers in
+            let sequence = published.latest().sequence
+            var writerIdle = false
+            if let writerWaits {
+                let now = DispatchTime.now().uptimeNanoseconds
+                var quietSince = now
+                if let last = quietAtLastPick, last.sequence == sequence, last.writerWaits == writerWaits { quietSince = last.since }
+                writerIdle = writerWaits % 2 == 0 && (quietAtLastPick == nil || now - quietSince >= Self.writerIdleNanoseconds)
+                quietAtLastPick = (sequence, writerWaits, quietSince)
+            }
             var bestLevel = -1
             var bestScore = 1.0
-            let l0Score = Double(levels[0].count) / Double(level0CompactionTrigger)
+            var l0Score = Double(levels[0].count) / Double(level0CompactionTrigger)
+            if writerIdle && l0Score >= 1 { l0Score = .infinity }
             if l0Score >= bestScore {
                 bestLevel = 0
                 bestScore = l0Score
@@ -55,6 +74,11 @@ extension VersionSet {
             return CompactionPlan(inputs: inputs, outputLevel: max(deepest, 1), reason: "a full compaction was asked for")
         }
     }
+
+    /// How long the writer must have committed nothing, nor waited, for a pick to count it
+    /// idle. Picks can follow each other within a millisecond (a file moved down without a
+    /// merge), far sooner than a busy writer's next commit.
+    static let writerIdleNanoseconds: UInt64 = 100_000_000
 
     private func targetBytes(_ level: Int) -> Int {
         var target = level1Bytes

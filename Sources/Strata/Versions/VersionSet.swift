@@ -52,6 +52,10 @@ final class VersionSet: @unchecked Sendable {
     /// `logAndApply`: it has no flushes or compactions).
     private var manifest: ManifestWriter?
     private var state: PersistedState
+    /// The published sequence and the writer's wait count at the last compaction pick, and
+    /// since when (uptime nanoseconds) picks have seen them unchanged; nil before the first.
+    /// Install-locked; only `pickCompaction` uses it.
+    var quietAtLastPick: (sequence: UInt64, writerWaits: Int, since: UInt64)? = nil
     /// Where the next size-triggered compaction of each level starts (round robin by key).
     private var compactPointers: [[UInt8]?] = Array(repeating: nil, count: ManifestFormat.maxLevels)
 

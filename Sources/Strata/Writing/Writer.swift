@@ -578,10 +578,12 @@ final class Writer: @unchecked Sendable {
         guard mustWait else { return }
         let start = DispatchTime.now()
         isStalled.store(true, ordering: .relaxed)
+        maintenance.writerWaits(true)
         stallCount.add(1, ordering: .relaxed)
         logger.debug("writes wait for a flush or compaction", metadata: ["memtableLimit": "\(memtableHardLimit)", "level0Limit": "\(level0StopTrigger)"])
         defer {
             isStalled.store(false, ordering: .relaxed)
+            maintenance.writerWaits(false)
             stallMicroseconds.add(Int((DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1000), ordering: .relaxed)
         }
         var retried = false

@@ -1,0 +1,67 @@
+// Which compaction goes first when no one writes: level 0, which every read pays for, even
+// when a deeper level's score is higher (VersionSet.pickCompaction).
+import Foundation
+import StrataTestSupport
+import Testing
+
+@_spi(Testing) @testable import Strata
+
+@Suite struct IdleCompactionTests {
+    static func key(_ i: Int) -> [UInt8] { Array(String(format: "key%06d", i).utf8) }
+
+    /// Small files, and nothing compacted while the store is shaped: level 0 may grow to 100
+    /// files and level 1 to 64 MiB.
+    static func shapingOptions() -> StoreOptions {
+        var options = StoreOptions()
+        options.durability = .buffered
+        options.memtableBytes = 64 << 10
+        options.segmentFileBytes = 64 << 10
+        options.level0CompactionTrigger = 100
+        options.level0StopWritesTrigger = 200
+        options.level1Bytes = 64 << 20
+        options.runsBackgroundWorkInline = true
+        return options
+    }
+
+    static func write(_ store: Store, keys: Range<Int>, seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        for start in stride(from: keys.lowerBound, to: keys.upperBound, by: 100) {
+            try store.write { tx in
+                for i in start..<min(start + 100, keys.upperBound) {
+                    try tx.put(key(i), (0..<200).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+                }
+            }
+        }
+    }
+
+    @Test func aReopenedStoreCompactsLevel0FirstThoughLevel1ScoresHigher() async throws {
+        let seed = TestEnvironment.seed(0x1D1E, test: "IdleCompactionTests.aReopenedStoreCompactsLevel0FirstThoughLevel1ScoresHigher")
+        try await TestEnvironment.withTemporaryDirectory("idle-compaction") { path in
+            // Level 1: about 1 MB in one merge. Level 0: a dozen flushed files over some of the same keys.
+            var store = try Store(path: path, options: Self.shapingOptions())
+            try Self.write(store, keys: 0..<4000, seed: seed)
+            try store.compact()
+            // Each round is more than a memtable: at least one flush.
+            for round in 0..<6 {
+                try Self.write(store, keys: 0..<400, seed: seed &+ UInt64(round) &+ 1)
+            }
+            var levels = try store.stats().levels
+            try #require(levels[0].files >= 4 && levels[1].bytes > 8 * (64 << 10), "seed \(seed): shaped \(levels)")
+            try store.close()
+
+            // Reopened with level 1's target at 64 KiB: level 1 scores over 8, level 0 about 3.
+            // With no writer, level 0 must still go first.
+            var options = Self.shapingOptions()
+            options.level0CompactionTrigger = 4
+            options.level0StopWritesTrigger = 24
+            options.level1Bytes = 64 << 10
+            options.runsBackgroundWorkInline = false
+            store = try Store(path: path, options: options)
+            let deadline = Date().addingTimeInterval(60)
+            while try store.stats().compactions == 0 && Date() < deadline { usleep(200) }
+            levels = try store.stats().levels
+            #expect(levels[0].files == 0, "seed \(seed): the first compaction left level 0 with \(levels[0].files) files")
+            try store.close()
+        }
+    }
+}
