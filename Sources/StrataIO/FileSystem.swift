@@ -82,6 +82,11 @@ public protocol FileHandle: AnyObject, Sendable {
     /// file systems that cannot do this do nothing.
     func startWriteback(offset: Int64, count: Int64) throws
 
+    /// Tells the system that `count` bytes at `offset` will not be read again soon, so it may
+    /// drop the cached copies that are already on the device and reuse their memory. Changes
+    /// nothing a read returns; file systems that cannot do this do nothing.
+    func dropCachedPages(offset: Int64, count: Int64) throws
+
     /// Closes the file. Later calls throw.
     func close() throws
 
@@ -149,6 +154,8 @@ extension FileHandle {
     public func mapReadOnly() throws -> MappedFile? { nil }
 
     public func startWriteback(offset: Int64, count: Int64) throws {}
+
+    public func dropCachedPages(offset: Int64, count: Int64) throws {}
 
     public func openWriteWindow(offset: Int64, count: Int) throws -> (any WriteWindow)? { nil }
 

@@ -227,6 +227,14 @@ final class POSIXFileHandle: FileHandle, Sendable {
         guard result == 0 else { throw IOError(errno: result, operation: "sync_file_range", path: path) }
     }
 
+    func dropCachedPages(offset: Int64, count: Int64) throws {
+        #if os(Linux)
+            try checkOpen("posix_fadvise")
+            let result = posix_fadvise(descriptor, off_t(offset), off_t(count), POSIX_FADV_DONTNEED)
+            guard result == 0 else { throw IOError(errno: result, operation: "posix_fadvise", path: path) }
+        #endif
+    }
+
     func size() throws -> Int64 {
         try checkOpen("stat")
         var info = stat()

@@ -50,6 +50,8 @@ final class WALWriter {
     @exclusivity(unchecked) private var provenThrough: Int
     /// Where the segment's writeback has not been started yet (`startWritebackBehind`).
     @exclusivity(unchecked) private var writebackFrom = 0
+    /// Where the segment's cached pages have not been released yet (`startWritebackBehind`).
+    @exclusivity(unchecked) private var releasedFrom = 0
     /// Framed records not yet written, starting at `offset`.
     @exclusivity(unchecked) private var staged: [UInt8] = []
     /// Groups up to this size go through the window when no sync follows. Beyond it pwrite
@@ -93,6 +95,7 @@ final class WALWriter {
         self.provenThrough = min(provenThrough, offset)
         // What is there is synced: nothing of it needs its writeback started.
         self.writebackFrom = offset / WALWriter.preallocationStepBytes * WALWriter.preallocationStepBytes
+        self.releasedFrom = writebackFrom
         self.preallocatedEnd = fileSize
         inventory.update(segmentNumber, bytes: offset)
         checkInvariants()
@@ -186,6 +189,14 @@ final class WALWriter {
         let through = offset / step * step
         guard through - writebackFrom >= step else { return }
         try? handle.startWriteback(offset: Int64(writebackFrom), count: Int64(through - writebackFrom))
+        // The steps whose writeback started at the previous call are most likely on the
+        // device by now: their cached pages go back to the system. Only recovery reads a WAL
+        // segment again, so keeping them would only make the kernel find fresh memory for
+        // everything written next.
+        if writebackFrom > releasedFrom {
+            try? handle.dropCachedPages(offset: Int64(releasedFrom), count: Int64(writebackFrom - releasedFrom))
+            releasedFrom = writebackFrom
+        }
         writebackFrom = through
     }
 
@@ -245,6 +256,7 @@ final class WALWriter {
         syncedOffset = offset
         provenThrough = offset
         writebackFrom = 0
+        releasedFrom = 0
         preallocatedEnd = WALWriter.preallocationTarget(for: offset)
         inventory.update(segmentNumber, bytes: offset)
         checkInvariants()

@@ -95,8 +95,9 @@ import Testing
         #expect(Array(reread[(1 << 20) + 100..<(1 << 20) + 100 + bytes.count]) == Array(bytes.reversed()), "the window outlives close")
     }
 
-    /// Starting a range's writeback changes nothing a reader sees, and on a closed handle is
-    /// an error that names the call, like every other call there.
+    /// Starting a range's writeback, or dropping its cached pages (written back or not),
+    /// changes nothing a reader sees, and on a closed handle is an error that names the call,
+    /// like every other call there.
     @Test func writebackOfARealFileLeavesItsBytes() throws {
         let directory = try TemporaryDirectory(label: "writeback")
         defer { directory.remove() }
@@ -108,7 +109,14 @@ import Testing
         try handle.startWriteback(offset: 0, count: 2 << 20)
         try handle.startWriteback(offset: 2 << 20, count: 1 << 20)
         #expect(try fs.readWholeFile(path) == bytes)
+        try handle.sync()
+        try handle.dropCachedPages(offset: 0, count: 2 << 20)
+        #expect(try fs.readWholeFile(path) == bytes)
+        try handle.write([1, 2, 3], at: 5)
+        try handle.dropCachedPages(offset: 0, count: 1 << 20)
+        #expect(try Array(fs.readWholeFile(path).prefix(8)) == Array(bytes.prefix(5)) + [1, 2, 3], "a dirty page is kept")
         try handle.close()
         #expect(throws: IOError.self) { try handle.startWriteback(offset: 0, count: 1 << 20) }
+        #expect(throws: IOError.self) { try handle.dropCachedPages(offset: 0, count: 1 << 20) }
     }
 }
