@@ -358,6 +358,9 @@ final class Maintenance: Sendable {
             targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options,
             checkNotPaused: { try self.checkNotPaused() })
         var written: [UInt64] = []
+        /// The last output written, synced when the next one is written (or at the end), by
+        /// which time its device writes are mostly done.
+        var unsynced: UnsyncedFile? = nil
         /// Set once the edit naming the outputs may have reached the manifest.
         var editAttempted = false
         let result: CompactionMerge.Result
@@ -365,8 +368,15 @@ final class Maintenance: Sendable {
             result = try merge.run { output in
                 let number = versions.allocateFileNumber()
                 written.append(number)
-                return try output.write(number: number, fileSystem: fileSystem, directory: directory)
+                let (meta, file) = try output.writeUnsynced(number: number, fileSystem: fileSystem, directory: directory)
+                let previous = unsynced
+                unsynced = file
+                try previous?.sync()
+                return meta
             }
+            let last = unsynced
+            unsynced = nil
+            try last?.sync()
             try fileSystem.syncDirectory(directory)
             let opened = try result.outputs.map { try SegmentTable.open($0, directory: directory, fileSystem: fileSystem, cache: cache) }
             try options.failpoints?.handler(.beforeManifestEdit)
@@ -382,6 +392,7 @@ final class Maintenance: Sendable {
             // Before the edit, nobody references the outputs: remove them now. Once the edit
             // was attempted, a failed sync leaves it unknown whether the manifest on disk
             // names them, so they stay; if it does not, the next open removes them.
+            unsynced?.abandon()
             if !editAttempted {
                 for number in written { try? fileSystem.removeFile(fileSystem.path(directory, ManifestFormat.segmentFileName(number))) }
             }

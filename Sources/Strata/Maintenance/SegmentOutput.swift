@@ -46,6 +46,16 @@ struct SegmentOutput {
     /// Writes the file as `number`, synced (the caller syncs the directory), and returns its
     /// manifest record.
     mutating func write(number: UInt64, fileSystem fs: any FileSystem, directory: String) throws -> SegmentMeta {
+        let (meta, file) = try writeUnsynced(number: number, fileSystem: fs, directory: directory)
+        try file.sync()
+        return meta
+    }
+
+    /// Writes the file as `number` and starts its device writes without waiting for them;
+    /// the file counts only once the returned `UnsyncedFile` is synced. A merge syncs each
+    /// output while it builds the next, so the sync finds the writes done rather than
+    /// blocking the merge for them.
+    mutating func writeUnsynced(number: UInt64, fileSystem fs: any FileSystem, directory: String) throws -> (SegmentMeta, UnsyncedFile) {
         let largestKey = builder.lastUserKey
         let bytes = builder.finish()
         let path = fs.path(directory, ManifestFormat.segmentFileName(number))
@@ -53,16 +63,40 @@ struct SegmentOutput {
         do {
             try handle.truncate(to: 0)
             try handle.write(bytes, at: 0)
-            try handle.sync()
-            try handle.close()
         } catch {
             try? handle.close()
             try? fs.removeFile(path)
             throw error
         }
-        return SegmentMeta(
+        // Only a head start for the sync: a failure here is the sync's to report.
+        try? handle.startWriteback(offset: 0, count: Int64(bytes.count))
+        let meta = SegmentMeta(
             level: level, fileNumber: number, fileSize: UInt64(bytes.count), entryCount: builder.entryCount,
             smallestSequence: builder.entryCount == 0 ? 0 : smallestSequence, largestSequence: largestSequence,
             smallestKey: smallestKey, largestKey: largestKey)
+        return (meta, UnsyncedFile(handle: handle, path: path, fileSystem: fs))
+    }
+}
+
+/// A segment file written but not yet synced (`SegmentOutput.writeUnsynced`): `sync()` makes
+/// it durable and closes it, `abandon()` closes and removes it. One of the two must be called.
+struct UnsyncedFile {
+    let handle: any FileHandle
+    let path: String
+    let fileSystem: any FileSystem
+
+    func sync() throws {
+        do {
+            try handle.sync()
+            try handle.close()
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
+    func abandon() {
+        try? handle.close()
+        try? fileSystem.removeFile(path)
     }
 }
