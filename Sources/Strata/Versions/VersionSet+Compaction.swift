@@ -77,8 +77,8 @@ extension VersionSet {
 
     /// How long the writer must have committed nothing, nor waited, for a pick to count it
     /// idle. Picks can follow each other within a millisecond (a file moved down without a
-    /// merge), far sooner than a busy writer's next commit.
-    static let writerIdleNanoseconds: UInt64 = 100_000_000
+    /// merge), and a loading writer was seen to pause for over 100 ms between commits.
+    static let writerIdleNanoseconds: UInt64 = 1_000_000_000
 
     private func targetBytes(_ level: Int) -> Int {
         var target = level1Bytes
