@@ -34,7 +34,11 @@ struct StrataBench: ParsableCommand {
     @Option(help: "Also append each result's JSON line to this file, beside the table (input for strata-chart).")
     var jsonFile: String? = nil
 
-    @Flag(help: "Measure instead how many durable commits the disk under --dir allows (no engine), for 1 and 8 commits per fdatasync.")
+    @Flag(
+        help: """
+            Measure instead how many durable commits the disk under --dir allows (no engine), for 1 and 8 commits per \
+            fdatasync, and 8 threads sharing each fdatasync, asleep or polling while they wait.
+            """)
     var syncProbe = false
 
     func validate() throws {
@@ -67,7 +71,10 @@ struct StrataBench: ParsableCommand {
             for figure in try SyncProbe.run(directory: root, writers: 8, recordBytes: 140, seconds: 3) {
                 let layout = figure.layout.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
                 Console.output(
-                    "sync probe: \(layout) \(figure.commitsPerSync) commit(s) per fdatasync: "
+                    "sync probe: \(layout) "
+                        + (figure.layout == .threads || figure.layout == .polling
+                            ? "\(figure.commitsPerSync) threads sharing each fdatasync: "
+                            : "\(figure.commitsPerSync) commit(s) per fdatasync: ")
                         + String(format: "%8.0f fdatasync/s, %8.0f commits/s", figure.syncsPerSecond, figure.commitsPerSecond))
             }
             return

@@ -229,7 +229,7 @@ public final class Store: Sendable {
             let cell = BodyCell(body)
             defer { cell.clear() }
             let result = ResultSlot<Void>()
-            let done = DispatchSemaphore(value: 0)
+            let done = CommitWaiter()
             let request = Writer.TransactionRequest(
                 durability: durability,
                 run: { tx in result.store(try cell.run(tx)) },
@@ -238,7 +238,7 @@ public final class Store: Sendable {
                     done.signal()
                 })
             if let refused = writer.submit(.transaction(request), inline: true) { throw refused }
-            done.wait()
+            done.wait(pollNanoseconds: durability == .synced ? writer.pollBudget : 0, contention: writer.contention)
             try result.take()
         }
     }
@@ -303,13 +303,15 @@ public final class Store: Sendable {
         if writer.isCurrentThreadWriter {
             throw StoreError(.invalidArgument, "sync() was called from inside a write transaction and would wait for itself; call it after the write returns")
         }
-        try submitAndWait(writer, Writer.Request.sync)
+        try submitAndWait(writer, Writer.Request.sync, waitsForSync: true)
     }
 
     /// Queues the writer request `make` builds around a completion, and blocks until it
     /// completes; rethrows its error, or the writer's refusal (`.closed`, `.suspended`).
-    func submitAndWait(_ writer: Writer, _ make: (@escaping Writer.Completion) -> Writer.Request) throws {
-        let done = DispatchSemaphore(value: 0)
+    /// `waitsForSync`: the request completes after an fdatasync, so the wait may poll first
+    /// (`CommitWaiter`).
+    func submitAndWait(_ writer: Writer, _ make: (@escaping Writer.Completion) -> Writer.Request, waitsForSync: Bool = false) throws {
+        let done = CommitWaiter()
         let outcome = Locked<(any Error)?>(nil)
         if let refused = writer.submit(
             make({ error in
@@ -319,7 +321,7 @@ public final class Store: Sendable {
         {
             throw refused
         }
-        done.wait()
+        done.wait(pollNanoseconds: waitsForSync ? writer.pollBudget : UInt64(0), contention: writer.contention)
         if let error = outcome.withLock({ $0 }) { throw error }
     }
 

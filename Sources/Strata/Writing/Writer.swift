@@ -39,6 +39,13 @@ import Synchronization
 ///    would take whoever was quick and the rest would pay for another fdatasync. Only the
 ///    queue's thread gathers, never an inline caller (an uncontended commit never waits), and
 ///    `gatherTarget` is set only while it does.
+/// 8. Polling: `pollBudget` is 0 unless the last fdatasync took at most `pollSyncLimit` and
+///    no poll found the machine busy in the last second (`contention`); then it is twice
+///    that fdatasync's time, at most `maxPoll`. Only a caller blocked on a request that
+///    completes after an fdatasync polls (`CommitWaiter`), and the queue's thread while it
+///    gathers (invariant 7, for at most the gathering's own limit) before it sleeps; so a
+///    `.buffered` commit, an uncontended one (run inline) and an async caller never spend a
+///    core waiting.
 ///
 /// The pending queue is not bounded: a synchronous or async caller has at most one request in
 /// it (it waits for the outcome), so only `asyncWrite` callers can grow it, and bounding it
@@ -105,6 +112,15 @@ final class Writer: @unchecked Sendable {
     private let memtableHardLimit: Int
     private let level0StopTrigger: Int
     private let memtableRunLength: Int?
+    /// Invariant 8: how long a caller blocked on a synced request polls before it sleeps,
+    /// from the last fdatasync.
+    private let pollNanoseconds = Atomic<UInt64>(0)
+    /// Invariant 8: when a poll last found the machine busy.
+    let contention = Contention()
+    /// Polling pays only where a thread's wake-up is a large share of the wait: on a disk
+    /// whose fdatasync takes milliseconds, the wake-up is lost in it.
+    static let pollSyncLimit: UInt64 = 500_000
+    static let maxPoll: UInt64 = 250_000
     let stallCount = Atomic<Int>(0)
     let stallMicroseconds = Atomic<Int>(0)
     let isStalled = Atomic<Bool>(false)
@@ -282,6 +298,15 @@ final class Writer: @unchecked Sendable {
         }
     }
 
+    /// How long a caller blocked on a request that completes after an fdatasync polls for
+    /// its outcome before sleeping (invariant 8; `CommitWaiter`).
+    var pollBudget: UInt64 { contention.isRecent ? 0 : pollNanoseconds.load(ordering: .relaxed) }
+
+    /// The poll budget after an fdatasync that took `nanoseconds` (invariant 8).
+    static func pollBudget(forSyncOf nanoseconds: UInt64) -> UInt64 {
+        nanoseconds <= pollSyncLimit ? min(2 * nanoseconds, maxPoll) : 0
+    }
+
     /// Requests queued and not yet taken by a round; for tests.
     var queuedRequestCount: Int { pending.withLock { $0.requests.count } }
 
@@ -356,14 +381,26 @@ final class Writer: @unchecked Sendable {
         let expected = lastSyncedRoundSize
         guard expected > 1 else { return }
         lastSyncedRoundSize = 0
+        let limit = min(max(wal.lastSyncNanoseconds / 2, 20_000), 1_000_000)
+        // Invariant 8: the writers just completed are polling, so their requests come within
+        // microseconds; sleeping for them would cost a wake-up as long as the wait.
+        let poll = min(pollBudget, limit)
+        if poll > 0 {
+            let gathered = Polling.poll(for: poll, contention: contention) {
+                pending.withLock { state in
+                    guard case .open = state.intake else { return true }
+                    return state.requests.count >= expected
+                }
+            }
+            if gathered { return }
+        }
         let waits: Bool = pending.withLock { state in
             guard case .open = state.intake, state.requests.count < expected else { return false }
             state.gatherTarget = expected
             return true
         }
         guard waits else { return }
-        let nanoseconds = min(max(wal.lastSyncNanoseconds / 2, 20_000), 1_000_000)
-        if arrivals.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .timedOut {
+        if arrivals.wait(timeout: .now() + .nanoseconds(Int(limit - poll))) == .timedOut {
             let signalled: Bool = pending.withLock { state in
                 // A submit that cleared the target has signalled, or is about to.
                 guard state.gatherTarget != nil else { return true }
@@ -526,7 +563,10 @@ final class Writer: @unchecked Sendable {
                 try failpoints?.handler(.beforeWALWrite)
                 try wal.writeStaged(syncFollows: needsSync)
                 try failpoints?.handler(.afterWALWriteBeforeSync)
-                if needsSync { try wal.sync() }
+                if needsSync {
+                    try wal.sync()
+                    pollNanoseconds.store(Writer.pollBudget(forSyncOf: wal.lastSyncNanoseconds), ordering: .relaxed)
+                }
                 try failpoints?.handler(.beforePublish)
                 versions.publish(sequence: lastAssigned)
                 // Published first, so an observer that reads in response sees these commits.
