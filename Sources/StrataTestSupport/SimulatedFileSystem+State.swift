@@ -115,6 +115,9 @@ struct SimulatedState {
     var nextToken = 0
 
     var operationCount = 0
+    /// Bytes whose cached pages were given back (`dropCachedPages`), by path; a hint only,
+    /// so it changes no file and is no operation.
+    var droppedCacheBytes: [String: Int64] = [:]
     var crashAtOperation: Int?
     var crashed = false
     var injectedFaults: [SimulatedFileSystem.OperationKind: IOError.Code] = [:]

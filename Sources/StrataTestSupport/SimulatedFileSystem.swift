@@ -90,6 +90,16 @@ public final class SimulatedFileSystem: FileSystem {
         state.withLock { $0.operationCount }
     }
 
+    /// Bytes whose cached pages a handle gave back (`FileHandle.dropCachedPages`), by path,
+    /// summed over calls. Only a hint to a real kernel: nothing here changes.
+    public var droppedCacheBytes: [String: Int64] {
+        state.withLock { $0.droppedCacheBytes }
+    }
+
+    func recordDroppedCache(_ path: String, _ count: Int64) {
+        state.withLock { $0.droppedCacheBytes[path, default: 0] += count }
+    }
+
     /// Whether power has failed (by `failAfter(operations:)` or `powerOff()`).
     public var hasCrashed: Bool {
         state.withLock { $0.crashed }
@@ -515,6 +525,11 @@ final class SimulatedFileHandle: FileHandle {
     func preallocate(to size: Int64) throws {
         try checkWritable("fallocate")
         try fileSystem.resize(token, path, to: size, preallocating: true)
+    }
+
+    /// Records the hint (`droppedCacheBytes`); changes nothing.
+    func dropCachedPages(offset: Int64, count: Int64) throws {
+        fileSystem.recordDroppedCache(path, count)
     }
 
     /// Idempotent, like `POSIXFileHandle.close`.

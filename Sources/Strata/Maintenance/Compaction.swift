@@ -22,6 +22,18 @@ final class RawFileIterator {
         closeFile()
     }
 
+    /// Gives back the page cache of an input file the merge has read to its end: the
+    /// compaction removes the file once it installs its outputs, and the outputs it is
+    /// writing meanwhile are cheaper to write into pages the kernel has just freed than into
+    /// pages it must find (docs/benchmarks.md, "What a byte written costs on this machine").
+    /// Pages a reader has mapped stay (the kernel drops only unmapped, clean pages), so a
+    /// reader of the old version loses nothing it touched; a failed compaction leaves the
+    /// file to be read from the disk again. Only a head start: a failure changes nothing.
+    private func releaseCachedPages(of file: SegmentTable) {
+        guard let reading else { return }
+        try? reading.handle.dropCachedPages(offset: 0, count: Int64(file.meta.fileSize))
+    }
+
     private func closeFile() {
         if let reading, reading.ownsHandle { try? reading.handle.close() }
         reading = nil
@@ -40,6 +52,7 @@ final class RawFileIterator {
                 cursor = BlockCursor(block: try files[fileIndex].readBlock(blockIndex, using: reading!.handle), keyBuffer: keyBuffer)
             } else {
                 cursor = nil
+                releaseCachedPages(of: files[fileIndex])
                 closeFile()
                 fileIndex += 1
                 blockIndex = -1
