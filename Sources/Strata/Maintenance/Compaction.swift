@@ -22,13 +22,13 @@ final class RawFileIterator {
         closeFile()
     }
 
-    /// Gives back the page cache of an input file the merge has read to its end: the
-    /// compaction removes the file once it installs its outputs, and the outputs it is
-    /// writing meanwhile are cheaper to write into pages the kernel has just freed than into
-    /// pages it must find (docs/benchmarks.md, "What a byte written costs on this machine").
-    /// Pages a reader has mapped stay (the kernel drops only unmapped, clean pages), so a
-    /// reader of the old version loses nothing it touched; a failed compaction leaves the
-    /// file to be read from the disk again. Only a head start: a failure changes nothing.
+    /// Gives back the page cache of an input file the merge has read to its end: the merge
+    /// (a compaction, or a salvage) removes the file once its outputs are installed, and the
+    /// outputs it is writing meanwhile are cheaper to write into pages the kernel has just
+    /// freed than into pages it must find (docs/benchmarks.md, "What a byte written costs on
+    /// this machine"). Pages a reader has mapped stay (the kernel drops only unmapped, clean
+    /// pages), so a reader of the old version loses nothing it touched; after a failed merge
+    /// the file is read from the disk again. A hint: its failure changes nothing.
     private func releaseCachedPages(of file: SegmentTable) {
         guard let reading else { return }
         try? reading.handle.dropCachedPages(offset: 0, count: Int64(file.meta.fileSize))
