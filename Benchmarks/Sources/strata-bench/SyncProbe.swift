@@ -45,14 +45,21 @@ enum SyncProbe {
 
     /// Rounds of `commits` records each, for about `seconds`, in a fresh file in `directory`.
     static func measure(_ layout: Layout, commits: Int, recordBytes: Int, seconds: Double, directory: String) throws -> Figure {
-        let path = directory + "/sync-probe-\(layout.rawValue)-\(commits)"
+        let reserve = 64 << 20
+        return try withProbeFile(directory + "/sync-probe-\(layout.rawValue)-\(commits)", layout: layout, reserve: reserve) { descriptor in
+            try oneThread(descriptor, commits: commits, recordBytes: recordBytes, seconds: seconds, reserve: reserve, layout: layout)
+        }
+    }
+
+    /// A fresh file at `path`, laid out as `layout` over `reserve` bytes and synced, for
+    /// `body`; closed and removed afterwards.
+    static func withProbeFile<T>(_ path: String, layout: Layout, reserve: Int, _ body: (Int32) throws -> T) throws -> T {
         let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw ProbeError("open \(path): \(String(cString: strerror(errno)))") }
         defer {
             close(descriptor)
             unlink(path)
         }
-        let reserve = 64 << 20
         switch layout {
         case .append:
             break
@@ -65,7 +72,11 @@ enum SyncProbe {
             }
         }
         guard fsync(descriptor) == 0 else { throw ProbeError("fsync failed") }
+        return try body(descriptor)
+    }
 
+    /// One thread's rounds of `commits` records each, one fdatasync a round.
+    private static func oneThread(_ descriptor: Int32, commits: Int, recordBytes: Int, seconds: Double, reserve: Int, layout: Layout) throws -> Figure {
         let group = [UInt8](repeating: 0x5A, count: commits * recordBytes)
         var offset = 0
         var rounds = 0
@@ -108,16 +119,15 @@ enum SyncProbe {
     /// file is reserved ahead as the WAL's is (`fallocate`). `polls`: a waiting thread yields
     /// its core and looks again instead of sleeping, so no core idles through the fdatasync.
     static func measureThreads(writers: Int, polls: Bool, recordBytes: Int, seconds: Double, directory: String) throws -> Figure {
-        let path = directory + "/sync-probe-threads-\(writers)-\(polls)"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw ProbeError("open \(path): \(String(cString: strerror(errno)))") }
-        defer {
-            close(descriptor)
-            unlink(path)
-        }
         let reserve = 256 << 20
-        guard posix_fallocate(descriptor, 0, off_t(reserve)) == 0 else { throw ProbeError("posix_fallocate failed") }
-        guard fsync(descriptor) == 0 else { throw ProbeError("fsync failed") }
+        let layout: Layout = polls ? .polling : .threads
+        return try withProbeFile(directory + "/sync-probe-\(layout.rawValue)-\(writers)", layout: layout, reserve: reserve) { descriptor in
+            try threads(descriptor, writers: writers, polls: polls, recordBytes: recordBytes, seconds: seconds, reserve: reserve)
+        }
+    }
+
+    /// `writers` threads committing through one `GroupCommit` for about `seconds`.
+    private static func threads(_ descriptor: Int32, writers: Int, polls: Bool, recordBytes: Int, seconds: Double, reserve: Int) throws -> Figure {
         let group = GroupCommit(descriptor: descriptor, reserve: reserve, writers: writers, polls: polls)
         let record = [UInt8](repeating: 0x5A, count: recordBytes)
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
