@@ -206,16 +206,16 @@ struct WorkloadDriver {
     /// Puts `count` keys (index `keyAt(i)` for the i-th put) in transactions of
     /// `batchSize`, then syncs. Returns the seconds spent in the engine.
     private func putBatches(
-        _ store: any BenchmarkStore, count: Int, values: inout BenchmarkValues,
+        _ store: any BenchmarkStore, count: Int, batchSize: Int, values: inout BenchmarkValues,
         keyAt: (Int) -> Int
     ) throws -> Double {
         var stopwatch = Stopwatch()
         var batch: [KeyValue] = []
-        batch.reserveCapacity(settings.batchSize)
+        batch.reserveCapacity(batchSize)
         var next = 0
         while next < count {
             batch.removeAll(keepingCapacity: true)
-            let end = min(next + settings.batchSize, count)
+            let end = min(next + batchSize, count)
             for i in next..<end {
                 batch.append(KeyValue(key: BenchmarkKey.make(keyAt(i)), value: values.next()))
             }
@@ -227,11 +227,13 @@ struct WorkloadDriver {
     }
 
     func fill(_ workload: Workload) throws -> BenchmarkResult {
-        let count = settings.keyCount
+        let count = workload.keyCount(settings)
         let order = workload != .fillseq ? BenchmarkRandom.permutation(count: count, seed: seed(workload, 1)) : []
         var values = BenchmarkValues(seed: seed(workload, 2), length: workload.valueLength(settings))
         return try withStore(workload, fresh: true, durability: .buffered) { store in
-            let seconds = try putBatches(store, count: count, values: &values) { order.isEmpty ? $0 : order[$0] }
+            let seconds = try putBatches(store, count: count, batchSize: workload.batchSize(settings), values: &values) {
+                order.isEmpty ? $0 : order[$0]
+            }
             let verification = try checkScan(store, workload, expect: count)
             return BenchmarkResult(engine: engine.name, workload: workload, ops: count, seconds: seconds, verification: verification)
         }
@@ -243,7 +245,7 @@ struct WorkloadDriver {
         let keys = (0..<count).map { _ in picks.next(below: count) }
         var values = BenchmarkValues(seed: seed(.overwrite, 2), length: settings.valueLength)
         return try withStore(.overwrite, fresh: false, durability: .buffered) { store in
-            var seconds = try putBatches(store, count: count, values: &values) { keys[$0] }
+            var seconds = try putBatches(store, count: count, batchSize: settings.batchSize, values: &values) { keys[$0] }
             var note: String?
             if engine.compaction.isSupported {
                 var stopwatch = Stopwatch()
@@ -263,7 +265,8 @@ struct WorkloadDriver {
 
     private func randomKeys(_ workload: Workload) -> [[UInt8]] {
         var picks = BenchmarkRandom(seed: seed(workload, 1))
-        return (0..<settings.keyCount).map { _ in BenchmarkKey.make(picks.next(below: settings.keyCount)) }
+        let count = workload.keyCount(settings)
+        return (0..<count).map { _ in BenchmarkKey.make(picks.next(below: count)) }
     }
 
     /// Gets every key of `keys` on `reader`, timed. Throws on a key not found or a value of
@@ -411,7 +414,7 @@ struct WorkloadDriver {
     /// One put per transaction, buffered, from one thread: the way most app code writes, and
     /// where a thread hand-off per commit shows.
     func fillSingle() throws -> BenchmarkResult {
-        let count = max(settings.keyCount / 10, 1)
+        let count = Workload.fillsingle.keyCount(settings)
         var random = BenchmarkRandom(seed: seed(.fillsingle, 1))
         var order = Array(0..<count)
         order.shuffle(using: &random)

@@ -31,8 +31,8 @@ public enum Workload: String, CaseIterable, Sendable {
         case .overwrite: "on the fillrandom store: N puts to random existing keys, 1000 per transaction, then compact"
         case .fillsingle: "fresh store, N/10 transactions of one put each in random key order, buffered, one thread, one sync at the end"
         case .readrandom4: "on the fillrandom store: N gets of uniformly random existing keys, split over 4 threads with a reader each"
-        case .fillrandom1k: "fillrandom with 1,000-byte values"
-        case .readrandom1k: "readrandom on the fillrandom1k store"
+        case .fillrandom1k: "fresh store, N/10 puts in a seeded random permutation, 1,000-byte values, 100 puts per transaction, buffered, one sync at the end"
+        case .readrandom1k: "on the fillrandom1k store, reopened: N/10 gets of uniformly random existing keys"
         }
     }
 
@@ -65,6 +65,24 @@ public enum Workload: String, CaseIterable, Sendable {
         switch self {
         case .fillrandom1k, .readrandom1k: 1_000
         default: settings.valueLength
+        }
+    }
+
+    /// Keys this workload's store holds and gets it makes: N, or N/10 for the 1k rows and
+    /// fillsingle, as the workload page says (a tenth of the keys at ten times the value
+    /// size keeps the 1k store the size of the 100-byte one).
+    public func keyCount(_ settings: BenchmarkSettings) -> Int {
+        switch self {
+        case .fillrandom1k, .readrandom1k, .fillsingle: max(settings.keyCount / 10, 1)
+        default: settings.keyCount
+        }
+    }
+
+    /// Puts per transaction of a fill: the run's (1000 by default), or 100 for fillrandom1k.
+    public func batchSize(_ settings: BenchmarkSettings) -> Int {
+        switch self {
+        case .fillrandom1k: min(settings.batchSize, 100)
+        default: settings.batchSize
         }
     }
 

@@ -31,7 +31,7 @@ struct BenchmarkSmokeTests {
                     switch result.workload {
                     case .fillsync: settings.syncCommits
                     case .syncconc8: settings.concurrentThreads * settings.commitsPerThread
-                    case .fillsingle: max(settings.keyCount / 10, 1)
+                    case .fillsingle, .fillrandom1k, .readrandom1k: settings.keyCount / 10
                     default: settings.keyCount
                     }
                 #expect(result.ops == expectedOps, "\(result.workload)")
@@ -62,6 +62,28 @@ struct BenchmarkSmokeTests {
             let runner = BenchmarkRunner(settings: Self.tinySettings(), directory: directory)
             let results = try runner.run(StrataEngine(), workloads: [.readseq, .readrandom])
             #expect(results.map(\.workload) == [.readrandom, .readseq])
+        }
+    }
+
+    /// The 1k rows as the workload page defines them: N/10 puts in transactions of 100, then
+    /// N/10 gets of keys the fill wrote (they once ran N puts in transactions of 1000).
+    @Test func theOneKilobyteRowsFollowTheWorkloadPage() async throws {
+        try await TestEnvironment.withTemporaryDirectory("bench-smoke-1k") { directory in
+            let settings = Self.tinySettings()
+            let engine = RecordingEngine()
+            let runner = BenchmarkRunner(settings: settings, directory: directory)
+            let results = try runner.run(engine, workloads: [.fillrandom1k, .readrandom1k])
+            let tenth = settings.keyCount / 10
+            #expect(results.map(\.ops) == [tenth, tenth])
+            let log = engine.log.withLock { $0 }
+            #expect(log.transactionSizes == Array(repeating: 100, count: tenth / 100))
+            #expect(log.valueLengths == [1000])
+            // Every key of 0..<N/10, each once (counts, so a failure prints two numbers).
+            #expect(log.keysPut.count == tenth)
+            #expect(log.keysPut.filter { (BenchmarkKey.index(of: $0) ?? tenth) < tenth }.count == tenth)
+            // The timed gets (the checking scan is not a get), all of keys the fill wrote.
+            #expect(log.gets.count == tenth)
+            #expect(log.gets.filter { !log.keysPut.contains($0) }.count == 0)
         }
     }
 
@@ -130,6 +152,64 @@ struct BenchmarkSmokeTests {
                 == #"{"engine":"strata","workload":"fillrandom1k","ops":1000,"seconds":2.0,"ops_per_s":500,"write_stalls":3,"write_stall_seconds":1.235}"#)
         #expect(try BenchmarkResult(jsonLine: result.jsonLine).writeStalls == WriteStalls(count: 3, seconds: 1.235))
         #expect(WriteStalls(count: 5, seconds: 2).since(WriteStalls(count: 2, seconds: 0.5)) == WriteStalls(count: 3, seconds: 1.5))
+    }
+}
+
+/// An in-memory engine that keeps everything and records what the driver asked of it.
+private final class RecordingEngine: BenchmarkEngine, Sendable {
+    struct Log {
+        var map: [[UInt8]: Int] = [:]
+        var transactionSizes: [Int] = []
+        var valueLengths: Set<Int> = []
+        var keysPut: Set<[UInt8]> = []
+        var gets: [[UInt8]] = []
+    }
+    let log = Locked(Log())
+
+    var name: String { "recording" }
+    var displayName: String { "Recording" }
+    func configuration(for durability: BenchmarkDurability) -> String { "in memory, records every call" }
+    var compaction: CompactionSupport { .notApplicable("in memory") }
+
+    func open(directory: String, durability: BenchmarkDurability) throws -> any BenchmarkStore {
+        Store(engine: self)
+    }
+
+    final class Store: BenchmarkStore {
+        let engine: RecordingEngine
+        init(engine: RecordingEngine) { self.engine = engine }
+
+        func write(_ pairs: [KeyValue]) throws {
+            engine.log.withLock { log in
+                log.transactionSizes.append(pairs.count)
+                for pair in pairs {
+                    log.map[pair.key] = pair.value.count
+                    log.valueLengths.insert(pair.value.count)
+                    log.keysPut.insert(pair.key)
+                }
+            }
+        }
+
+        func sync() throws {}
+        func close() throws {}
+        func makeReader() throws -> any BenchmarkReader { Reader(engine: engine) }
+
+        final class Reader: BenchmarkReader {
+            let engine: RecordingEngine
+            init(engine: RecordingEngine) { self.engine = engine }
+            func valueLength(_ key: [UInt8]) throws -> Int? {
+                engine.log.withLock { log in
+                    log.gets.append(key)
+                    return log.map[key]
+                }
+            }
+            func scanAll(expectedValueLength: Int) throws -> ScanTally {
+                engine.log.withLock { log in
+                    ScanTally(entries: log.map.count, wrongValueLengths: log.map.values.filter { $0 != expectedValueLength }.count)
+                }
+            }
+            func close() {}
+        }
     }
 }
 

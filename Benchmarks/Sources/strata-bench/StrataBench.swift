@@ -22,7 +22,7 @@ struct StrataBench: ParsableCommand {
     @Option(help: "Comma-separated workloads, or all.")
     var workloads: String = "all"
 
-    @Option(help: "N: keys per fill, gets per read, puts of overwrite.")
+    @Option(help: "N: keys per fill, gets per read, puts of overwrite (N/10 for fillsingle and the 1k rows).")
     var num: Int = 1_000_000
 
     @Option(help: "Directory for the stores, left in place afterwards (default: a fresh temporary directory, removed after).")
