@@ -3,7 +3,7 @@
 #define STRATA_THREAD_SLOTS_H
 
 /// How many slots each thread has (ReadScratch.swift names them).
-#define STRATA_THREAD_SLOT_COUNT 3
+#define STRATA_THREAD_SLOT_COUNT 4
 
 /// This thread's slots, all null when the thread starts: a thread-local array, so reaching it
 /// costs a call and a load or two, where `pthread_getspecific` and `pthread_setspecific` cost

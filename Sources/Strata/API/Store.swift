@@ -144,8 +144,7 @@ public final class Store: Sendable {
     /// same as `read { tx in try tx.get(key) }` without the transaction around it.
     public func get(_ key: [UInt8]) throws -> [UInt8]? {
         try KeyValidation.checkKey(key)
-        let view = try published.current()
-        return try view.version.get(key, at: view.sequence)
+        return try published.withGuardedView { version, sequence in try version.get(key, at: sequence) }
     }
 
     /// Runs `body` on the latest value of `key`, or on nil when it has none, and returns what
@@ -165,11 +164,10 @@ public final class Store: Sendable {
     @usableFromInline
     func withLatestValueBytes(_ key: [UInt8], _ body: (_ value: UnsafeRawBufferPointer?) throws -> Void) throws {
         try KeyValidation.checkKey(key)
-        let view = try published.current()
         // The version holds the memtables a borrowed value may point into: it must outlive
-        // `body`, not just the lookup.
-        try withExtendedLifetime(view.version) {
-            try key.withUnsafeBytes { try view.version.borrowValue($0, at: view.sequence) }.withBytes(body)
+        // `body`, not just the lookup, and the guarded view keeps it until `body` returns.
+        try published.withGuardedView { version, sequence in
+            try key.withUnsafeBytes { try version.borrowValue($0, at: sequence) }.withBytes(body)
         }
     }
 

@@ -1,5 +1,6 @@
 import CStrata
 @_spi(Engine) import StrataFormat
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -12,7 +13,9 @@ import CStrata
 
 /// Per-thread objects a read would otherwise allocate every time: the key buffer a point read
 /// decodes block entries into, and a spare scan-error record for the next read transaction.
-/// Each is made on the thread's first use and released when the thread ends.
+/// Each is made on the thread's first use and released when the thread ends. The thread's
+/// read guard (`ReadGuards`) is kept here too, claimed on first use and given back when the
+/// thread ends.
 ///
 /// A random get from a file allocated both; with their releases that was about a tenth of its
 /// instructions. The objects sit in C thread-local slots (`strata_thread_slots`), which cost a
@@ -24,6 +27,9 @@ enum ReadScratch {
     private static let errorsSlot = 1
     /// Non-null once the thread's end is taken care of (`cleanupKey` set).
     private static let registeredSlot = 2
+    /// The thread's `ReadGuards.shared` slot plus one, or `noGuard` when none was free.
+    private static let guardSlot = 3
+    private static let noGuard = UInt.max
 
     /// Its destructor releases a thread's objects; its value is the thread's slot array.
     private static let cleanupKey: pthread_key_t = makeKey { raw in releaseSlots(raw) }
@@ -39,8 +45,12 @@ enum ReadScratch {
         guard let slots = raw?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self) else { return }
         if let buffer = slots[keyBufferSlot] { Unmanaged<KeyBuffer>.fromOpaque(buffer).release() }
         if let errors = slots[errorsSlot] { Unmanaged<ReadErrors>.fromOpaque(errors).release() }
+        if let raw = slots[guardSlot], UInt(bitPattern: raw) != noGuard {
+            ReadGuards.shared.giveBack(Int(bitPattern: raw) - 1)
+        }
         slots[keyBufferSlot] = nil
         slots[errorsSlot] = nil
+        slots[guardSlot] = nil
         slots[registeredSlot] = nil
     }
 
@@ -49,12 +59,38 @@ enum ReadScratch {
 
     /// Stores `object`, retained, in an empty slot of this thread.
     private static func store(_ object: AnyObject, in slot: Int) {
+        registerCleanup()
+        slots[slot] = Unmanaged.passRetained(object).toOpaque()
+    }
+
+    /// Makes sure the thread's end releases what its slots hold.
+    private static func registerCleanup() {
         let slots = self.slots
         if slots[registeredSlot] == nil {
             pthread_setspecific(cleanupKey, UnsafeRawPointer(slots))
             slots[registeredSlot] = UnsafeMutableRawPointer(slots)
         }
-        slots[slot] = Unmanaged.passRetained(object).toOpaque()
+    }
+
+    /// This thread's read guard, claimed on its first call; nil when every guard is taken
+    /// (the thread then reads as if it had none, and asks again only in a new thread).
+    @inline(__always)
+    static func readGuard() -> UnsafeMutablePointer<Atomic<UInt>>? {
+        if let raw = slots[guardSlot] {
+            let bits = UInt(bitPattern: raw)
+            return bits == noGuard ? nil : ReadGuards.shared.slot(Int(bits) - 1)
+        }
+        return claimReadGuard()
+    }
+
+    private static func claimReadGuard() -> UnsafeMutablePointer<Atomic<UInt>>? {
+        registerCleanup()
+        guard let index = ReadGuards.shared.claim() else {
+            slots[guardSlot] = UnsafeMutableRawPointer(bitPattern: noGuard)
+            return nil
+        }
+        slots[guardSlot] = UnsafeMutableRawPointer(bitPattern: index + 1)
+        return ReadGuards.shared.slot(index)
     }
 
     /// Runs `body` with this thread's key buffer, which it must not keep. Safe to share

@@ -9,13 +9,21 @@
 /// 1. Immutable after `init`; any number of threads read it.
 /// 2. For level `l`, files `levelStarts[l]..<levelStarts[l + 1]` in the order of
 ///    `Version.levels[l]`; file `f`'s smallest key is bytes `offsets[2f]..<offsets[2f + 1]`
-///    and its largest `offsets[2f + 1]..<offsets[2f + 2]`.
+///    and its largest `offsets[2f + 1]..<offsets[2f + 2]`, and `tables[f]` is the file.
+/// 3. `tables` holds the files unretained: every Version built with these ranges holds the
+///    same `levels`, so the files outlive any read through a Version that uses them.
 final class FileRanges: @unchecked Sendable {
     // @unchecked Sendable: the buffers are written in init only (invariant 1) and freed in
     // deinit.
     private let bytes: UnsafeMutableRawPointer
     private let offsets: UnsafeMutablePointer<Int>
     private let levelStarts: [Int]
+    /// The files, unretained (invariant 3): a point read visits several per get, and from
+    /// `Version.levels` each visit retained and released the level's array and the file, a
+    /// write to a cache line every reader thread shares.
+    private let tables: UnsafeMutablePointer<Unmanaged<SegmentTable>>
+    /// The deepest level holding a file, 0 if none does.
+    let deepestLevel: Int
 
     init(levels: [[SegmentTable]]) {
         var starts = [0]
@@ -27,11 +35,14 @@ final class FileRanges: @unchecked Sendable {
         levelStarts = starts
         bytes = .allocate(byteCount: max(byteCount, 1), alignment: 8)
         offsets = .allocate(capacity: 2 * starts[starts.count - 1] + 1)
+        tables = .allocate(capacity: max(starts[starts.count - 1], 1))
+        deepestLevel = levels.indices.last { !levels[$0].isEmpty } ?? 0
         var end = 0
         var next = 0
         offsets[0] = 0
         for level in levels {
             for table in level {
+                (tables + next / 2).initialize(to: Unmanaged.passUnretained(table))
                 for key in [table.smallestKey, table.largestKey] {
                     key.withUnsafeBytes { if let base = $0.baseAddress { (bytes + end).copyMemory(from: base, byteCount: $0.count) } }
                     end += key.count
@@ -45,6 +56,7 @@ final class FileRanges: @unchecked Sendable {
     deinit {
         bytes.deallocate()
         offsets.deallocate()
+        tables.deallocate()
     }
 
     /// Invariant 2 against `levels`, for a version handed ranges built for another; debug
@@ -59,6 +71,9 @@ final class FileRanges: @unchecked Sendable {
                     precondition(
                         Array(key(2 * f)) == table.smallestKey && Array(key(2 * f + 1)) == table.largestKey,
                         "FileRanges invariant 2: file \(i) of level \(level) has another range")
+                    precondition(
+                        tables[f].toOpaque() == Unmanaged.passUnretained(table).toOpaque(),
+                        "FileRanges invariant 2: file \(i) of level \(level) is another file")
                 }
             }
         #endif
@@ -67,6 +82,19 @@ final class FileRanges: @unchecked Sendable {
     @inline(__always)
     private func key(_ slot: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: bytes + offsets[slot], count: offsets[slot + 1] - offsets[slot])
+    }
+
+    /// How many files `level` holds.
+    @inline(__always)
+    func fileCount(level: Int) -> Int {
+        levelStarts[level + 1] - levelStarts[level]
+    }
+
+    /// File `file` of `level`, unretained (invariant 3): valid while the caller holds a
+    /// Version built with these ranges.
+    @inline(__always)
+    func table(level: Int, file: Int) -> Unmanaged<SegmentTable> {
+        tables[levelStarts[level] + file]
     }
 
     /// Whether `key` lies in the range of file `file` of `level`.

@@ -99,26 +99,29 @@ final class Version: Sendable {
     /// The rest of the lookup: the files' misses started, then the memtables (`hash` is the
     /// key's `hashKey`), then level 0 newest first, then one file per deeper level.
     private func borrowValueFromFiles(_ key: UnsafeRawBufferPointer, hash memtableHash: UInt64, at sequence: UInt64) throws -> BorrowedValue {
-        var deepest = 0
-        for index in levels.indices where !levels[index].isEmpty { deepest = index }
-        if deepest == 0 && levels[0].isEmpty {
+        // The files come from `ranges`, unretained (FileRanges invariant 3): this version
+        // holds them all, and a retain and release per file visited, or of a level's array,
+        // would be a write to memory every reader thread shares.
+        let ranges = self.ranges
+        let deepest = ranges.deepestLevel
+        let level0Count = ranges.fileCount(level: 0)
+        if deepest == 0 && level0Count == 0 {
             return visibleInMemtables(key, hash: memtableHash, at: sequence) ?? BorrowedValue(bytes: nil, owner: nil)
         }
         // One hash serves every filter. Each filter probe is one cache line, usually a miss
         // on a large store: start them all before testing the first, so they overlap
         // instead of queueing one behind another.
         let hash = BloomFilter.hash(key)
-        // The candidates are unretained: `levels` holds every file for as long as this
-        // version lives, and a retain and release per file would cost more than its search.
-        return try withUnsafeTemporaryAllocation(of: Unmanaged<SegmentTable>?.self, capacity: levels.count) { candidates in
+        let levelCount = levels.count
+        return try withUnsafeTemporaryAllocation(of: Unmanaged<SegmentTable>?.self, capacity: levelCount) { candidates in
             // The one file of each deeper level whose range holds the key, found once.
             var touched: UInt8 = 0
-            for (file, table) in levels[0].enumerated() where ranges.covers(level: 0, file: file, key) {
-                touched |= table.tail.filter.touchLine(hash: hash)
+            for file in 0..<level0Count where ranges.covers(level: 0, file: file, key) {
+                touched |= ranges.table(level: 0, file: file)._withUnsafeGuaranteedRef { $0.tail.filter.touchLine(hash: hash) }
             }
-            for index in 1..<levels.count {
-                let found = levels[index].isEmpty ? nil : ranges.file(level: index, containing: key)
-                let table = found.map { Unmanaged.passUnretained(levels[index][$0]) }
+            for index in 1..<levelCount {
+                let found = ranges.fileCount(level: index) == 0 ? nil : ranges.file(level: index, containing: key)
+                let table = found.map { ranges.table(level: index, file: $0) }
                 candidates.initializeElement(at: index, to: table)
                 if let table, index != deepest {
                     touched |= table._withUnsafeGuaranteedRef { $0.tail.filter.touchLine(hash: hash) }
@@ -136,10 +139,13 @@ final class Version: Sendable {
             let secondBlock = secondLevel > 0 ? candidates[secondLevel]?._withUnsafeGuaranteedRef { $0.prefetchBlock(key, sequence: sequence) } : nil
             if let found = visibleInMemtables(key, hash: memtableHash, at: sequence) { return found }
             return try ReadScratch.withKeyBuffer { buffer in
-                for (file, table) in levels[0].enumerated() where ranges.covers(level: 0, file: file, key) {
-                    if let found = try table.borrowEntry(key, hash: hash, at: sequence, keyBuffer: buffer) { return found }
+                for file in 0..<level0Count where ranges.covers(level: 0, file: file, key) {
+                    let found = try ranges.table(level: 0, file: file)._withUnsafeGuaranteedRef {
+                        try $0.borrowEntry(key, hash: hash, at: sequence, keyBuffer: buffer)
+                    }
+                    if let found { return found }
                 }
-                for index in 1..<levels.count {
+                for index in 1..<levelCount {
                     guard let table = candidates[index] else { continue }
                     // Most data lives in the deepest level: a read that reaches it usually
                     // finds its key there, so its filter is skipped (a miss then costs one
