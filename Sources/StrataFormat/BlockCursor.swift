@@ -58,8 +58,9 @@ import CStrata
 }
 
 /// A data block as a cursor reads it: bytes borrowed from a mapped segment file or from a
-/// `DataBlock`, with `owner` keeping them alive. A value, so reading a mapped block
-/// allocates nothing.
+/// `DataBlock`, with `owner` keeping them alive, or nil when whoever reads the block keeps
+/// them alive anyway (a segment table's mapping lives as long as the table, which every
+/// reader of its blocks holds). A value, so reading a mapped block allocates nothing.
 @_spi(Engine) public struct BlockView {
     public let contents: UnsafeRawBufferPointer
     /// Where the entries end and the restart array begins.
@@ -68,9 +69,9 @@ import CStrata
     /// File offset of the block, for errors.
     public let fileOffset: Int
     public let fileName: String
-    public let owner: AnyObject
+    public let owner: AnyObject?
 
-    public init(contents: UnsafeRawBufferPointer, entriesEnd: Int, restartCount: Int, fileOffset: Int, fileName: String, owner: AnyObject) {
+    public init(contents: UnsafeRawBufferPointer, entriesEnd: Int, restartCount: Int, fileOffset: Int, fileName: String, owner: AnyObject?) {
         self.contents = contents
         self.entriesEnd = entriesEnd
         self.restartCount = restartCount
@@ -87,8 +88,10 @@ import CStrata
     }
 
     /// Borrows the bytes of a mapped file whose restart array was checked before; `mapping`
-    /// keeps them alive.
-    public init(checked bytes: UnsafeRawBufferPointer, mapping: AnyObject, fileOffset: Int, fileName: String) {
+    /// keeps them alive, or nil when the caller does (a point read's block is read while
+    /// its segment table, which holds the mapping, is held: no retain of the mapping, which
+    /// every reader thread would write).
+    public init(checked bytes: UnsafeRawBufferPointer, mapping: AnyObject?, fileOffset: Int, fileName: String) {
         let count = Int(bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self).littleEndian)
         self.init(contents: bytes, entriesEnd: bytes.count - 4 - 4 * count, restartCount: count, fileOffset: fileOffset, fileName: fileName, owner: mapping)
     }

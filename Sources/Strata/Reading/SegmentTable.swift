@@ -13,6 +13,8 @@ import Synchronization
 /// 2. The file is removed only when the table is marked obsolete (no longer in the newest
 ///    Version) and the last Version holding the table is gone: this object's deinit. So a
 ///    snapshot holding an old Version keeps reading its files.
+/// 3. The mapping, when there is one, lives exactly as long as this object: bytes borrowed
+///    from it stay valid while the table is held, so a mapped block needs no owner of its own.
 final class SegmentTable: @unchecked Sendable {
     // @unchecked Sendable: every stored property is immutable or Sendable, except `blocks`,
     // a fixed array written in init (but for its atomic flags) and freed in deinit.
@@ -256,7 +258,9 @@ final class SegmentTable: @unchecked Sendable {
                     }
                     checked.pointee.store(1, ordering: .releasing)
                 }
-                return BlockView(checked: UnsafeRawBufferPointer(rebasing: stored[0..<size]), mapping: mapping, fileOffset: start, fileName: path)
+                // No owner: whoever reads this table's blocks holds the table, and so its
+                // mapping (invariant 3).
+                return BlockView(checked: UnsafeRawBufferPointer(rebasing: stored[0..<size]), mapping: nil, fileOffset: start, fileName: path)
             }
         }
         let blockHandle = tail.index[i].handle
