@@ -70,7 +70,7 @@ struct BenchmarkSmokeTests {
     @Test func theOneKilobyteRowsFollowTheWorkloadPage() async throws {
         try await TestEnvironment.withTemporaryDirectory("bench-smoke-1k") { directory in
             let settings = Self.tinySettings()
-            let engine = RecordingEngine()
+            let engine = InMemoryEngine()
             let runner = BenchmarkRunner(settings: settings, directory: directory)
             let results = try runner.run(engine, workloads: [.fillrandom1k, .readrandom1k])
             let tenth = settings.keyCount / 10
@@ -91,13 +91,13 @@ struct BenchmarkSmokeTests {
         try await TestEnvironment.withTemporaryDirectory("bench-smoke-wrong") { directory in
             let runner = BenchmarkRunner(settings: Self.tinySettings(), directory: directory)
             #expect {
-                _ = try runner.run(ForgetfulEngine(), workloads: [.fillseq])
+                _ = try runner.run(InMemoryEngine(forgetful: true), workloads: [.fillseq])
             } throws: { error in
                 guard let failure = error as? BenchmarkCheckFailure else { return false }
                 return failure.engine == "forgetful" && failure.workload == .fillseq
             }
             #expect {
-                _ = try runner.run(ForgetfulEngine(), workloads: [.readrandom])
+                _ = try runner.run(InMemoryEngine(forgetful: true), workloads: [.readrandom])
             } throws: { error in
                 (error as? BenchmarkCheckFailure)?.workload == .fillrandom
             }
@@ -155,20 +155,27 @@ struct BenchmarkSmokeTests {
     }
 }
 
-/// An in-memory engine that keeps everything and records what the driver asked of it.
-private final class RecordingEngine: BenchmarkEngine, Sendable {
+/// An in-memory engine that records what the driver asks of it and, when `forgetful`, loses
+/// every 100th put (the checks must catch that).
+private final class InMemoryEngine: BenchmarkEngine, Sendable {
     struct Log {
         var map: [[UInt8]: Int] = [:]
+        var puts = 0
         var transactionSizes: [Int] = []
         var valueLengths: Set<Int> = []
         var keysPut: Set<[UInt8]> = []
         var gets: [[UInt8]] = []
     }
     let log = Locked(Log())
+    let forgetful: Bool
 
-    var name: String { "recording" }
-    var displayName: String { "Recording" }
-    func configuration(for durability: BenchmarkDurability) -> String { "in memory, records every call" }
+    init(forgetful: Bool = false) {
+        self.forgetful = forgetful
+    }
+
+    var name: String { forgetful ? "forgetful" : "recording" }
+    var displayName: String { forgetful ? "Forgetful" : "Recording" }
+    func configuration(for durability: BenchmarkDurability) -> String { forgetful ? "in memory, loses puts" : "in memory, records every call" }
     var compaction: CompactionSupport { .notApplicable("in memory") }
 
     func open(directory: String, durability: BenchmarkDurability) throws -> any BenchmarkStore {
@@ -176,16 +183,17 @@ private final class RecordingEngine: BenchmarkEngine, Sendable {
     }
 
     final class Store: BenchmarkStore {
-        let engine: RecordingEngine
-        init(engine: RecordingEngine) { self.engine = engine }
+        let engine: InMemoryEngine
+        init(engine: InMemoryEngine) { self.engine = engine }
 
         func write(_ pairs: [KeyValue]) throws {
             engine.log.withLock { log in
                 log.transactionSizes.append(pairs.count)
                 for pair in pairs {
-                    log.map[pair.key] = pair.value.count
+                    log.puts += 1
                     log.valueLengths.insert(pair.value.count)
                     log.keysPut.insert(pair.key)
+                    if !engine.forgetful || log.puts % 100 != 0 { log.map[pair.key] = pair.value.count }
                 }
             }
         }
@@ -195,8 +203,8 @@ private final class RecordingEngine: BenchmarkEngine, Sendable {
         func makeReader() throws -> any BenchmarkReader { Reader(engine: engine) }
 
         final class Reader: BenchmarkReader {
-            let engine: RecordingEngine
-            init(engine: RecordingEngine) { self.engine = engine }
+            let engine: InMemoryEngine
+            init(engine: InMemoryEngine) { self.engine = engine }
             func valueLength(_ key: [UInt8]) throws -> Int? {
                 engine.log.withLock { log in
                     log.gets.append(key)
@@ -206,47 +214,6 @@ private final class RecordingEngine: BenchmarkEngine, Sendable {
             func scanAll(expectedValueLength: Int) throws -> ScanTally {
                 engine.log.withLock { log in
                     ScanTally(entries: log.map.count, wrongValueLengths: log.map.values.filter { $0 != expectedValueLength }.count)
-                }
-            }
-            func close() {}
-        }
-    }
-}
-
-/// An in-memory engine that loses every 100th put: the checks must catch it.
-private struct ForgetfulEngine: BenchmarkEngine {
-    var name: String { "forgetful" }
-    var displayName: String { "Forgetful" }
-    func configuration(for durability: BenchmarkDurability) -> String { "in memory, loses puts" }
-    var compaction: CompactionSupport { .notApplicable("in memory") }
-
-    func open(directory: String, durability: BenchmarkDurability) throws -> any BenchmarkStore {
-        ForgetfulStore()
-    }
-
-    final class ForgetfulStore: BenchmarkStore {
-        let entries = Locked<(map: [[UInt8]: Int], puts: Int)>(([:], 0))
-
-        func write(_ pairs: [KeyValue]) throws {
-            entries.withLock { state in
-                for pair in pairs {
-                    state.puts += 1
-                    if state.puts % 100 != 0 { state.map[pair.key] = pair.value.count }
-                }
-            }
-        }
-
-        func sync() throws {}
-        func close() throws {}
-        func makeReader() throws -> any BenchmarkReader { Reader(store: self) }
-
-        final class Reader: BenchmarkReader {
-            let store: ForgetfulStore
-            init(store: ForgetfulStore) { self.store = store }
-            func valueLength(_ key: [UInt8]) throws -> Int? { store.entries.withLock { $0.map[key] } }
-            func scanAll(expectedValueLength: Int) throws -> ScanTally {
-                store.entries.withLock { state in
-                    ScanTally(entries: state.map.count, wrongValueLengths: state.map.values.filter { $0 != expectedValueLength }.count)
                 }
             }
             func close() {}
