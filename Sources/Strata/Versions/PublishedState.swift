@@ -147,6 +147,8 @@ final class PublishedState: Sendable {
         mirror(view, state.admission)
         if old !== view.version {
             state.retired.append(old)
+            // Counted before the scan: a read that ends meanwhile either still shows in the
+            // scan or, clearing its guard first, sees the count and releases it itself.
             retiredCount.store(state.retired.count, ordering: .sequentiallyConsistent)
             releaseUnguarded(&state)
         }
