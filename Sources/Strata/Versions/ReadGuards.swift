@@ -47,6 +47,11 @@ final class ReadGuards: @unchecked Sendable {
         free = Locked(Array((0..<capacity).reversed()))
     }
 
+    deinit {
+        for i in 0..<capacity { _ = slot(i).move() }
+        slots.deallocate()
+    }
+
     /// Slot `index`.
     @inline(__always)
     func slot(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt>> {
