@@ -24,17 +24,46 @@ import Testing
         let contention = Contention()
         let setter = Thread { flag.store(true, ordering: .releasing) }
         setter.start()
-        // A budget far longer than the other thread needs: the poll ends when it sees the flag.
-        let seen = Polling.poll(for: 10_000_000_000, contention: contention) { flag.load(ordering: .acquiring) }
+        // A budget far longer than the other thread needs: the poll ends when it sees the flag,
+        // or early when a yield finds the machine busy (it then answers what it sees at once,
+        // which may be before the setter ran): poll again, as a waiter goes on to sleep.
+        var seen = false
+        for _ in 0..<1000 where !seen {
+            seen = Polling.poll(for: 10_000_000_000, contention: contention) { flag.load(ordering: .acquiring) }
+        }
         #expect(seen)
     }
 
     @Test func aPollGivesUpAfterItsBudget() {
         let contention = Contention()
         let start = DispatchTime.now().uptimeNanoseconds
-        let seen = Polling.poll(for: 2_000_000, contention: contention) { false }
+        // Yields that return at once: the poll runs out its budget, unless the thread lost its
+        // core for longer than `busyYieldNanoseconds` between two looks (a machine busy with
+        // other tests), which counts as a busy yield and is noted.
+        let seen = Polling.poll(for: 2_000_000, contention: contention, yielding: {}) { false }
         #expect(!seen)
-        #expect(DispatchTime.now().uptimeNanoseconds - start >= 2_000_000)
+        #expect(DispatchTime.now().uptimeNanoseconds - start >= 2_000_000 || contention.isRecent)
+    }
+
+    /// On a busy machine a yield gives the core to another thread for a time slice: the poll
+    /// stops at the first such yield and notes it, before its budget. (With `sched_yield`, a
+    /// machine busy with other tests did this to the test above: CI saw it end after 1.78 ms
+    /// of a 2 ms budget.)
+    @Test func aPollStopsEarlyWhenAYieldShowsTheMachineBusy() {
+        let contention = Contention()
+        var looks = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        let seen = Polling.poll(
+            for: 10_000_000_000, contention: contention,
+            yielding: { usleep(useconds_t(Polling.busyYieldNanoseconds / 1000 + 200)) }
+        ) {
+            looks += 1
+            return false
+        }
+        #expect(!seen)
+        #expect(looks == 2)  // before the yield, and once after it
+        #expect(contention.isRecent)
+        #expect(DispatchTime.now().uptimeNanoseconds - start < 10_000_000_000)
     }
 
     @Test(arguments: [UInt64(0), 250_000, 10_000_000_000])

@@ -53,12 +53,20 @@ enum Polling {
     /// yielding between calls. Stops early, noting it in `contention`, when a yield shows the
     /// machine busy.
     static func poll(for nanoseconds: UInt64, contention: Contention, until isDone: () -> Bool) -> Bool {
+        poll(for: nanoseconds, contention: contention, yielding: { _ = sched_yield() }, until: isDone)
+    }
+
+    /// `poll(for:contention:until:)` with the yield given: tests stand in a slow one for a busy
+    /// machine.
+    static func poll(
+        for nanoseconds: UInt64, contention: Contention, yielding yield: () -> Void, until isDone: () -> Bool
+    ) -> Bool {
         let deadline = DispatchTime.now().uptimeNanoseconds &+ nanoseconds
         while true {
             if isDone() { return true }
             let before = DispatchTime.now().uptimeNanoseconds
             guard before < deadline else { return false }
-            sched_yield()
+            yield()
             if DispatchTime.now().uptimeNanoseconds &- before > busyYieldNanoseconds {
                 contention.note()
                 return isDone()
