@@ -2,38 +2,50 @@
 
 /// One sorted input of a scan: for each user key in range, the newest version visible at the
 /// scan's sequence (tombstones included, so the merge can hide older data), in key order or
-/// in reverse. `key` and `value` stay valid until the next `advance()`.
+/// in reverse.
 ///
 /// A base class rather than a protocol: the merge calls its sources through unmanaged
-/// references (no reference counting per entry), which needs a class type.
+/// references (no reference counting per entry), which needs a class type. The current entry
+/// is in stored properties that `advance()` sets, not behind overridden getters: the merge
+/// reads all four for nearly every entry (docs/benchmarks.md, 2026-11-26, late: "a scan's
+/// merge without copies or calls per entry").
+///
+/// Invariants:
+/// 1. After `advance()` returns true, `key`, `value`, `sequence` and `isTombstone` describe
+///    the entry it moved to, and `value` stays valid until the next `advance()`; after it
+///    returns false they are meaningless.
+/// 2. `key`'s bytes stay valid through one more `advance()`: until the second call after the
+///    one that set them. The merge compares the next entries with the last key it passed
+///    where that key lies, instead of copying it (MergingCursor).
+/// 3. A source hands out each user key once.
 class MergeSource {
-    /// Moves to the next key; false when the source is done.
+    // Per-entry state of the one thread that owns the scan: unchecked, as in MergingCursor.
+    @exclusivity(unchecked) final var key = UnsafeRawBufferPointer(start: nil, count: 0)
+    @exclusivity(unchecked) final var value = UnsafeRawBufferPointer(start: nil, count: 0)
+    @exclusivity(unchecked) final var sequence: UInt64 = 0
+    @exclusivity(unchecked) final var isTombstone = false
+
+    /// Moves to the next key, setting the current entry; false when the source is done.
     func advance() throws -> Bool { fatalError("a MergeSource subclass must override advance()") }
-    var key: UnsafeRawBufferPointer { fatalError("a MergeSource subclass must override key") }
-    var value: UnsafeRawBufferPointer { fatalError("a MergeSource subclass must override value") }
-    var sequence: UInt64 { fatalError("a MergeSource subclass must override sequence") }
-    var isTombstone: Bool { fatalError("a MergeSource subclass must override isTombstone") }
 }
 
 /// A memtable, through its cursor (node bytes live as long as the table).
 final class MemorySource: MergeSource {
     // Per-entry state of one scan's thread: unchecked, as in MergingCursor.
     @exclusivity(unchecked) private var cursor: MemTable.Cursor
-    @exclusivity(unchecked) private var node: MemTable.Node? = nil
 
     init(table: MemTable, sequence: UInt64, lower: [UInt8], upper: [UInt8]?, reverse: Bool) {
         cursor = MemTable.Cursor(table: table, sequence: sequence, lower: lower, upper: upper, reverse: reverse)
     }
 
     override func advance() throws -> Bool {
-        node = cursor.nextNode()
-        return node != nil
+        guard let node = cursor.nextNode() else { return false }
+        key = node.key
+        value = node.value
+        sequence = node.sequence
+        isTombstone = node.isTombstone
+        return true
     }
-
-    override var key: UnsafeRawBufferPointer { node!.key }
-    override var value: UnsafeRawBufferPointer { node!.value }
-    override var sequence: UInt64 { node!.sequence }
-    override var isTombstone: Bool { node!.isTombstone }
 }
 
 /// A write transaction's own writes, which shadow everything committed. The entry it hands
@@ -42,7 +54,9 @@ final class MemorySource: MergeSource {
 final class OverlaySource: MergeSource {
     private let entries: [VersionedEntry]
     private var index = -1
-    private let keyBuffer = KeyBuffer()
+    /// Two, used in turn (invariant 2).
+    private let keyBuffers = (KeyBuffer(), KeyBuffer())
+    @exclusivity(unchecked) private var keyBufferFlip = false
     private let valueBuffer = KeyBuffer()
 
     /// `entries` sorted in scan order.
@@ -53,15 +67,16 @@ final class OverlaySource: MergeSource {
     override func advance() throws -> Bool {
         index += 1
         guard index < entries.count else { return false }
+        keyBufferFlip.toggle()
+        let keyBuffer = keyBufferFlip ? keyBuffers.1 : keyBuffers.0
         entries[index].key.withUnsafeBytes { keyBuffer.set($0) }
         (entries[index].value ?? []).withUnsafeBytes { valueBuffer.set($0) }
+        key = keyBuffer.bytes
+        value = valueBuffer.bytes
+        sequence = .max
+        isTombstone = entries[index].value == nil
         return true
     }
-
-    override var key: UnsafeRawBufferPointer { keyBuffer.bytes }
-    override var value: UnsafeRawBufferPointer { valueBuffer.bytes }
-    override var sequence: UInt64 { .max }
-    override var isTombstone: Bool { entries[index].value == nil }
 }
 
 /// A run of segment files whose key ranges do not overlap, in key order: one level >= 1, or a
@@ -81,15 +96,17 @@ final class FileSource: MergeSource {
     /// The raw entry the cursor holds has not been consumed yet (after a seek).
     @exclusivity(unchecked) private var holdsUnconsumed = false
     private let rawKey = KeyBuffer()
-    /// The user key last handed out (forward): older versions of it are skipped.
-    private let lastKey = KeyBuffer()
+    /// The user keys handed out (forward), in two buffers used in turn (invariant 2); `key`
+    /// points at the last, whose older versions are skipped.
+    private let lastKeyA = KeyBuffer()
+    private let lastKeyB = KeyBuffer()
+    @exclusivity(unchecked) private var lastKeyFlip = false
     @exclusivity(unchecked) private var hasLastKey = false
     @exclusivity(unchecked) private var started = false
 
-    // Forward: the current entry is the cursor's. Reverse: copies.
-    @exclusivity(unchecked) private var currentSequence: UInt64 = 0
-    @exclusivity(unchecked) private var currentTombstone = false
-    private let reverseKey = KeyBuffer()
+    // Reverse: copies of the current entry.
+    private let reverseKeys = (KeyBuffer(), KeyBuffer())
+    @exclusivity(unchecked) private var reverseKeyFlip = false
     private let reverseValue = KeyBuffer()
     /// Reverse: the entries of the block being walked, and the next one to hand out.
     private var reverseEntries: [(key: [UInt8], trailer: UInt64, value: [UInt8])] = []
@@ -112,15 +129,6 @@ final class FileSource: MergeSource {
         self.fileIndex = reverse ? self.files.count - 1 : 0
     }
 
-    override var key: UnsafeRawBufferPointer {
-        reverse ? reverseKey.bytes : lastKey.bytes
-    }
-    override var value: UnsafeRawBufferPointer {
-        reverse ? reverseValue.bytes : cursor!.value
-    }
-    override var sequence: UInt64 { currentSequence }
-    override var isTombstone: Bool { currentTombstone }
-
     override func advance() throws -> Bool {
         reverse ? try advanceBackward() : try advanceForward()
     }
@@ -132,7 +140,7 @@ final class FileSource: MergeSource {
             // The cursor's key lives in `rawKey`, which this source owns: read it there
             // rather than copying the cursor (and retaining its block) on every entry.
             let rawUserKey = UnsafeRawBufferPointer(rebasing: rawKey.bytes.dropLast(8))
-            if hasLastKey && compareKeys(rawUserKey, lastKey.bytes) == 0 { continue }
+            if hasLastKey && compareKeys(rawUserKey, key) == 0 { continue }
             if let upper, upper.withUnsafeBytes({ compareKeys(rawUserKey, $0) }) >= 0 {
                 fileIndex = files.count
                 cursor = nil
@@ -140,10 +148,19 @@ final class FileSource: MergeSource {
             }
             let trailer = rawKey.bytes.loadUnaligned(fromByteOffset: rawKey.count - 8, as: UInt64.self).littleEndian
             if trailer >> 8 > visibleSequence { continue }
-            lastKey.set(rawUserKey)
+            // The key handed out is a copy: the cursor's buffer changes at the next step.
+            lastKeyFlip.toggle()
+            if lastKeyFlip {
+                lastKeyB.set(rawUserKey)
+                key = lastKeyB.bytes
+            } else {
+                lastKeyA.set(rawUserKey)
+                key = lastKeyA.bytes
+            }
             hasLastKey = true
-            currentSequence = trailer >> 8
-            currentTombstone = trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
+            value = cursor!.value
+            sequence = trailer >> 8
+            isTombstone = trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
             return true
         }
         return false
@@ -198,10 +215,14 @@ final class FileSource: MergeSource {
                 if next.trailer >> 8 <= visibleSequence { candidate = next }
             }
             if let candidate {
+                reverseKeyFlip.toggle()
+                let reverseKey = reverseKeyFlip ? reverseKeys.1 : reverseKeys.0
                 candidate.key.withUnsafeBytes { reverseKey.set($0) }
                 candidate.value.withUnsafeBytes { reverseValue.set($0) }
-                currentSequence = candidate.trailer >> 8
-                currentTombstone = candidate.trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
+                key = reverseKey.bytes
+                value = reverseValue.bytes
+                sequence = candidate.trailer >> 8
+                isTombstone = candidate.trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
                 return true
             }
         }

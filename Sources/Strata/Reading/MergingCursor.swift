@@ -6,9 +6,9 @@
 /// stay valid until the next `next()`: the winning source is advanced only then.
 ///
 /// Each source's current key and sequence are cached in plain buffers, so ordering the heap
-/// makes no call through the protocol. Older versions of a key are dropped as they reach the
-/// top, by comparing them with a copy of the last key passed (one comparison per entry),
-/// rather than by looking for them below the winner.
+/// makes no call into the sources. Older versions of a key are dropped as they reach the
+/// top, by comparing them with the last key passed, where its source still holds it (one
+/// comparison per entry, no copy), rather than by looking for them below the winner.
 final class MergingCursor {
     private let sources: [MergeSource]
     /// `sources` again, unretained: the array keeps them alive, and calling through these
@@ -30,8 +30,12 @@ final class MergingCursor {
     @exclusivity(unchecked) private var pendingCount = 0
     @exclusivity(unchecked) private var started = false
     /// The user key of the last entry passed, visible or a tombstone: any later entry with
-    /// the same key is an older version, shadowed.
-    private let lastKey = KeyBuffer()
+    /// the same key is an older version, shadowed. Not a copy: the bytes of the source that
+    /// handed it out, which has moved on once since and keeps them valid through that step
+    /// (MergeSource invariant 2). It moves again only when its next entry is passed, which
+    /// replaces this key first, or skipped, which cannot happen, since that entry's key would
+    /// equal this one and a source hands out each key once (MergeSource invariant 3).
+    @exclusivity(unchecked) private var lastKey = UnsafeRawBufferPointer(start: nil, count: 0)
     @exclusivity(unchecked) private var hasLastKey = false
     private let reverse: Bool
     /// Hand out tombstones too (a history probe asks what last happened to each key).
@@ -139,7 +143,7 @@ final class MergingCursor {
 
     /// Moves past the top entry, remembering its key for the shadow check.
     private func passTop() throws {
-        lastKey.set(keys[heap[0]])
+        lastKey = keys[heap[0]]
         hasLastKey = true
         try advanceTop()
     }
@@ -166,7 +170,7 @@ final class MergingCursor {
             let winnerKey = keys[winner]
             // For one key the newest version surfaces first (`precedes`); the versions after
             // it are older ones in other sources.
-            if hasLastKey && compareKeys(winnerKey, lastKey.bytes) == 0 {
+            if hasLastKey && compareKeys(winnerKey, lastKey) == 0 {
                 try advanceTop()
                 continue
             }
