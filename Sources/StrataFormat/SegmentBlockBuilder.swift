@@ -6,12 +6,14 @@
 //   restart := u32 offset of an entry whose key is stored whole (shared = 0)
 //
 // Keys share their prefix with the previous key, which sorted keys make long; a full key
-// every `restartInterval` entries lets a reader binary-search without decoding the block.
+// every `restartInterval` entries, or sooner once `restartBytes` of entries have passed, lets
+// a reader binary-search without decoding the block.
 
 /// Accumulates sorted entries into one block. The caller adds keys in strictly ascending
 /// internal-key order (`SegmentBuilder` checks this); the builder only prefix-compresses.
 public struct SegmentBlockBuilder: Sendable {
     public let restartInterval: Int
+    public let restartBytes: Int
     private var buffer: [UInt8] = []
     private var restarts: [UInt32] = []
     private var sinceRestart = 0
@@ -19,9 +21,11 @@ public struct SegmentBlockBuilder: Sendable {
     public private(set) var lastKey: [UInt8] = []
     public private(set) var entryCount = 0
 
-    public init(restartInterval: Int = SegmentFormat.restartInterval) {
+    public init(restartInterval: Int = SegmentFormat.restartInterval, restartBytes: Int = SegmentFormat.restartBytes) {
         precondition(restartInterval >= 1, "restart interval must be at least 1")
+        precondition(restartBytes >= 1, "restart bytes must be at least 1")
         self.restartInterval = restartInterval
+        self.restartBytes = restartBytes
     }
 
     public var isEmpty: Bool { entryCount == 0 }
@@ -36,7 +40,9 @@ public struct SegmentBlockBuilder: Sendable {
     /// `add` with the value borrowed.
     public mutating func add(key: [UInt8], value: UnsafeRawBufferPointer) {
         var shared = 0
-        if entryCount == 0 || sinceRestart == restartInterval {
+        // A restart also when this entry would take the stretch since the last restart past
+        // `restartBytes`: a point read walks at most one stretch after its search.
+        if entryCount == 0 || sinceRestart == restartInterval || buffer.count - Int(restarts.last!) + key.count + value.count > restartBytes {
             restarts.append(UInt32(buffer.count))
             sinceRestart = 0
         } else {

@@ -48,6 +48,25 @@ struct BlockCursorSeekTests {
         #expect(try Self.seek(contents, Array("user-2".utf8), sequence: .max).found == false)
     }
 
+    /// The writer's spacing of restarts: every 8th entry, and every entry that would take the
+    /// stretch since the last restart past a kilobyte, so that a block of 1,000-byte values
+    /// is searched by its restarts rather than walked entry by entry.
+    @Test func restartsComeEveryEighthEntryOrEveryKilobyte() {
+        func restarts(values valueLength: Int, count: Int) -> Int {
+            var builder = SegmentBlockBuilder()
+            for i in 0..<count {
+                let key = SegmentFormat.internalKey(userKey: Array("user-\(1000 + i)".utf8), sequence: UInt64(i + 1), kind: .value)
+                builder.add(key: key, value: [UInt8](repeating: 7, count: valueLength))
+            }
+            let contents = builder.finish()
+            return contents.suffix(4).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+        }
+        #expect(restarts(values: 100, count: 32) == 4)
+        #expect(restarts(values: 1000, count: 4) == 4)
+        #expect(restarts(values: 400, count: 8) == 4)  // every second entry: 2 × ~420 bytes
+        #expect(restarts(values: 1, count: 64) == 8)
+    }
+
     /// A restart entry holds its whole key; one that claims to share bytes with the entry
     /// before is damage, reported as such by the seek that meets it.
     @Test func aRestartEntryThatSharesBytesIsDamage() throws {
