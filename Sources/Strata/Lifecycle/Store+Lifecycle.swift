@@ -141,6 +141,8 @@ extension Store {
         try? options.failpoints?.handler(.suspending)
         var failure = dropped.flatMap { writing.writer.finishSuspending(dropped: $0) }
         writing.maintenance.waitUntilIdle()
+        // A suspended app should hold as little memory as it can.
+        writing.writer.chunkPool.trim()
         engine.versions.markManifest()
         do {
             let fingerprint = try DirectoryFingerprint.capture(

@@ -45,7 +45,7 @@ final class MemTable: @unchecked Sendable {
     static let maxRuns = 64
     private static let tombstoneLength = UInt32.max
 
-    private let arena = Arena()
+    private let arena: Arena
     private let runLength: Int
     /// Each run's head node (its address), written once before `runCount` covers it.
     private let heads: UnsafeMutablePointer<UInt>
@@ -67,8 +67,15 @@ final class MemTable: @unchecked Sendable {
     private var indexes: [MemTableHashIndex] = []
 
     /// `runLength`: nodes a run takes (nil for `defaultRunLength`; tests make it small).
-    init(runLength: Int? = nil) {
+    /// Writer only: gives the arena `pool` (see `init`), for a table made before its writer.
+    func useChunkPool(_ pool: ArenaChunkPool) {
+        if arena.pool == nil { arena.pool = pool }
+    }
+
+    /// `chunkPool`: where the arena takes its chunks from and gives them back (the writer's).
+    init(runLength: Int? = nil, chunkPool: ArenaChunkPool? = nil) {
         self.runLength = max(runLength ?? MemTable.defaultRunLength, 1)
+        arena = Arena(pool: chunkPool)
         heads = .allocate(capacity: MemTable.maxRuns)
         heads.initialize(repeating: 0, count: MemTable.maxRuns)
         heights = .allocate(capacity: MemTable.maxRuns)

@@ -112,6 +112,8 @@ final class Writer: @unchecked Sendable {
     private let memtableHardLimit: Int
     private let level0StopTrigger: Int
     private let memtableRunLength: Int?
+    /// The chunks of flushed memtables, for the next ones: at most one memtable's worth.
+    let chunkPool: ArenaChunkPool
     /// Invariant 8: how long a caller blocked on a synced request polls before it sleeps,
     /// from the last fdatasync.
     private let pollNanoseconds = Atomic<UInt64>(0)
@@ -158,6 +160,8 @@ final class Writer: @unchecked Sendable {
         self.memtableHardLimit = max(options.memtableHardLimitBytes ?? 4 * memtableBudget, 2 * memtableBudget)
         self.level0StopTrigger = max(options.level0StopWritesTrigger, options.level0CompactionTrigger + 1, 2)
         self.memtableRunLength = options.memtableRunLength
+        self.chunkPool = ArenaChunkPool(limit: max(options.memtableBytes, 64 << 10) / Arena.chunkBytes)
+        memtable.useChunkPool(chunkPool)
         self.lastAssigned = lastSequence
         self.wal = wal
         self.versions = maintenance.versions
@@ -594,7 +598,7 @@ final class Writer: @unchecked Sendable {
         }
         memtable.checkInvariants()
         let sealed = SealedMemTable(table: memtable, lastSequence: lastAssigned, nextLogNumber: wal.segmentNumber)
-        let fresh = MemTable(runLength: memtableRunLength)
+        let fresh = MemTable(runLength: memtableRunLength, chunkPool: chunkPool)
         memtable = fresh
         versions.sealMemtable(sealed.table, replacingWith: fresh)
         maintenance.enqueueFlush(sealed)
