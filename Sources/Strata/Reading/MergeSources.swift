@@ -55,7 +55,8 @@ final class OverlaySource: MergeSource {
     private let entries: [VersionedEntry]
     private var index = -1
     /// Two, used in turn (invariant 2).
-    private let keyBuffers = (KeyBuffer(), KeyBuffer())
+    private let keyBufferA = KeyBuffer()
+    private let keyBufferB = KeyBuffer()
     @exclusivity(unchecked) private var keyBufferFlip = false
     private let valueBuffer = KeyBuffer()
 
@@ -68,7 +69,7 @@ final class OverlaySource: MergeSource {
         index += 1
         guard index < entries.count else { return false }
         keyBufferFlip.toggle()
-        let keyBuffer = keyBufferFlip ? keyBuffers.1 : keyBuffers.0
+        let keyBuffer = keyBufferFlip ? keyBufferB : keyBufferA
         entries[index].key.withUnsafeBytes { keyBuffer.set($0) }
         (entries[index].value ?? []).withUnsafeBytes { valueBuffer.set($0) }
         key = keyBuffer.bytes
@@ -105,7 +106,8 @@ final class FileSource: MergeSource {
     @exclusivity(unchecked) private var started = false
 
     // Reverse: copies of the current entry.
-    private let reverseKeys = (KeyBuffer(), KeyBuffer())
+    private let reverseKeyA = KeyBuffer()
+    private let reverseKeyB = KeyBuffer()
     @exclusivity(unchecked) private var reverseKeyFlip = false
     private let reverseValue = KeyBuffer()
     /// Reverse: the entries of the block being walked, and the next one to hand out.
@@ -216,7 +218,7 @@ final class FileSource: MergeSource {
             }
             if let candidate {
                 reverseKeyFlip.toggle()
-                let reverseKey = reverseKeyFlip ? reverseKeys.1 : reverseKeys.0
+                let reverseKey = reverseKeyFlip ? reverseKeyB : reverseKeyA
                 candidate.key.withUnsafeBytes { reverseKey.set($0) }
                 candidate.value.withUnsafeBytes { reverseValue.set($0) }
                 key = reverseKey.bytes
