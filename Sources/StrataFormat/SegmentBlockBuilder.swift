@@ -12,7 +12,10 @@
 /// Accumulates sorted entries into one block. The caller adds keys in strictly ascending
 /// internal-key order (`SegmentBuilder` checks this); the builder only prefix-compresses.
 public struct SegmentBlockBuilder: Sendable {
+    /// Entries between two restarts at most.
     public let restartInterval: Int
+    /// A restart also comes where an entry would take the bytes since the last one past this
+    /// (`SegmentFormat.restartBytes`).
     public let restartBytes: Int
     private var buffer: [UInt8] = []
     private var restarts: [UInt32] = []

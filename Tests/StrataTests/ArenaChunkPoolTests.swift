@@ -17,13 +17,19 @@ import Testing
         }
     }
 
-    @Test func aFreedTablesChunksGoToTheNextTable() {
-        let pool = ArenaChunkPool(limit: 4)
+    /// A pool of `limit` after a table that took `chunks` chunks from it has gone.
+    private static func poolAfterATable(limit: Int, chunks: Int) -> ArenaChunkPool {
+        let pool = ArenaChunkPool(limit: limit)
         do {
-            let first = MemTable(chunkPool: pool)
-            Self.fill(first, chunks: 3)
+            let table = MemTable(chunkPool: pool)
+            fill(table, chunks: chunks)
             #expect(pool.count == 0)
         }
+        return pool
+    }
+
+    @Test func aFreedTablesChunksGoToTheNextTable() {
+        let pool = Self.poolAfterATable(limit: 4, chunks: 3)
         // The first table is gone: its standard chunks wait in the pool, up to the limit.
         #expect(pool.count >= 3 && pool.count <= 4)
         let held = pool.count
@@ -37,11 +43,7 @@ import Testing
     }
 
     @Test func thePoolKeepsNoMoreThanItsLimit() {
-        let pool = ArenaChunkPool(limit: 2)
-        do {
-            let table = MemTable(chunkPool: pool)
-            Self.fill(table, chunks: 5)
-        }
+        let pool = Self.poolAfterATable(limit: 2, chunks: 5)
         #expect(pool.count == 2)
         pool.trim()
         #expect(pool.count == 0)
