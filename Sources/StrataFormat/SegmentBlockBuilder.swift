@@ -6,8 +6,8 @@
 //   restart := u32 offset of an entry whose key is stored whole (shared = 0)
 //
 // Keys share their prefix with the previous key, which sorted keys make long; a full key
-// every `restartInterval` entries, or sooner once `restartBytes` of entries have passed, lets
-// a reader binary-search without decoding the block.
+// every `restartInterval` entries, or sooner where an entry would take the stretch since the
+// last full key past `restartBytes`, lets a reader binary-search without decoding the block.
 
 /// Accumulates sorted entries into one block. The caller adds keys in strictly ascending
 /// internal-key order (`SegmentBuilder` checks this); the builder only prefix-compresses.

@@ -25,10 +25,10 @@ public enum SegmentFormat {
     /// about 1% larger (docs/benchmarks.md, 2026-11-26).
     public static let restartInterval = 8
     /// A restart also comes where an entry would take the entries since the last restart past
-    /// this many bytes: with 1,000-byte values every entry is a restart, so a point read's search of the restarts
-    /// (whose first lines it requests together) lands on its entry instead of walking a chain
-    /// of entries a kilobyte apart (docs/benchmarks.md, 2026-11-26, late). Entries of 100-byte
-    /// values still restart every 8th.
+    /// this many bytes: with 1,000-byte values every entry is a restart, so a point read's
+    /// search of the restarts (whose first lines it requests together) lands on its entry
+    /// instead of walking a chain of entries a kilobyte apart (docs/benchmarks.md, 2026-11-26,
+    /// late). Entries of 100-byte values still restart every 8th.
     public static let restartBytes = 1024
     /// A data block is cut once its contents reach this many bytes.
     public static let targetBlockSize = 4096

@@ -66,12 +66,12 @@ final class MemTable: @unchecked Sendable {
     /// Writer only.
     private var indexes: [MemTableHashIndex] = []
 
-    /// `runLength`: nodes a run takes (nil for `defaultRunLength`; tests make it small).
     /// Writer only: gives the arena `pool` (see `init`), for a table made before its writer.
     func useChunkPool(_ pool: ArenaChunkPool) {
         if arena.pool == nil { arena.pool = pool }
     }
 
+    /// `runLength`: nodes a run takes (nil for `defaultRunLength`; tests make it small).
     /// `chunkPool`: where the arena takes its chunks from and gives them back (the writer's).
     init(runLength: Int? = nil, chunkPool: ArenaChunkPool? = nil) {
         self.runLength = max(runLength ?? MemTable.defaultRunLength, 1)
