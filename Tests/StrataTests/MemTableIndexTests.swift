@@ -1,6 +1,7 @@
-import Strata
 import StrataTestSupport
 import Testing
+
+@testable import Strata
 
 /// Point lookups go through the memtable's hash index, which grows many times on the way to
 /// tens of thousands of keys. Every version must stay findable from every snapshot.
@@ -40,5 +41,34 @@ struct MemTableIndexTests {
             }
         }
         first.close()
+    }
+
+    /// The index grows with the keys it holds, not with their versions: the memtable counts
+    /// them (the index keeps no count, so its first line is never written by the writer).
+    @Test func theIndexGrowsWithKeysNotVersions() {
+        let table = MemTable()
+        let value = [UInt8](repeating: 7, count: 20)
+        func put(_ key: [UInt8], _ sequence: Int) {
+            key.withUnsafeBytes { key in value.withUnsafeBytes { table.insert(key: key, sequence: UInt64(sequence), value: $0) } }
+        }
+        let rewritten = Self.key(0)
+        put(rewritten, 1)
+        let afterOne = table.approximateBytes
+        let versions = 5_000
+        for sequence in 2...versions { put(rewritten, sequence) }
+        // Each version adds its node's payload only: no index grew.
+        let perVersion = rewritten.count + value.count + 24 + 8 * 2
+        #expect(table.approximateBytes - afterOne == (versions - 1) * perVersion)
+
+        // 1,000 distinct keys pass 70% of the first index's 1,024 slots: it grows, and every
+        // key is still found, at its newest version.
+        let grownBefore = table.approximateBytes
+        for i in 1...1_000 { put(Self.key(i), versions + i) }
+        let payload = (1...1_000).reduce(0) { $0 + Self.key($1).count + value.count + 24 + 8 * 2 }
+        #expect(table.approximateBytes - grownBefore == payload + 2_048 * 2 * 8, "the nodes and one index of 2,048 two-word slots")
+        for i in 0...1_000 {
+            let found = Self.key(i).withUnsafeBytes { table.findVisible($0, at: UInt64.max) }
+            #expect(found?.sequence == UInt64(i == 0 ? versions : versions + i), "key \(i)")
+        }
     }
 }

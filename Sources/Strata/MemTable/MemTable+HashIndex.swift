@@ -20,8 +20,9 @@ final class MemTableHashIndex {
     /// Slot i is two words: its tag (the key's hash, 0 when empty) at 2i, its node's address
     /// at 2i + 1, so one cache line holds both and a probe or a record misses once, not twice.
     private let slots: UnsafeMutablePointer<Atomic<UInt64>>
-    /// Keys held; the writer grows the index past 70% full.
-    private(set) var count = 0
+    // No count of keys here: the object's first line is read by every lookup, and a count
+    // the writer updated on every insert would pull that line to the writer's core each
+    // time. The memtable counts instead (`MemTable.indexedKeys`).
 
     init(capacity: Int) {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0, "capacity must be a power of two")
@@ -39,8 +40,9 @@ final class MemTableHashIndex {
 
     @inline(__always)
     var capacity: Int { mask + 1 }
+    /// True when `keys` keys fill it past 70%: the writer then grows it.
     @inline(__always)
-    var isFull: Bool { count * 10 >= capacity * 7 }
+    func isFull(holding keys: Int) -> Bool { keys * 10 >= capacity * 7 }
 
     @inline(__always)
     static func tag(_ hash: UInt64) -> UInt64 {
@@ -62,8 +64,10 @@ final class MemTableHashIndex {
         UInt64(UInt(bitPattern: node.raw))
     }
 
-    /// Writer only: points `key`'s slot at `node`, its newest version.
-    func record(_ node: MemTable.Node, hash: UInt64) {
+    /// Writer only: points `key`'s slot at `node`, its newest version. True when the key was
+    /// not in the index before.
+    @discardableResult
+    func record(_ node: MemTable.Node, hash: UInt64) -> Bool {
         let tag = Self.tag(hash)
         var slot = Int(truncatingIfNeeded: tag) & mask  // from the tag, as grown() places it
         while true {
@@ -71,8 +75,7 @@ final class MemTableHashIndex {
             if found == 0 {
                 nodeWord(slot).pointee.store(Self.word(node), ordering: .relaxed)
                 tagWord(slot).pointee.store(tag, ordering: .releasing)
-                count += 1
-                return
+                return true
             }
             if found == tag {
                 let existing = Self.node(nodeWord(slot).pointee.load(ordering: .relaxed))
@@ -80,7 +83,7 @@ final class MemTableHashIndex {
                     if node.sequence > existing.sequence {
                         nodeWord(slot).pointee.store(Self.word(node), ordering: .releasing)
                     }
-                    return
+                    return false
                 }
             }
             slot = (slot + 1) & mask
@@ -121,7 +124,6 @@ final class MemTableHashIndex {
             larger.nodeWord(target).pointee.store(nodeWord(slot).pointee.load(ordering: .relaxed), ordering: .relaxed)
             larger.tagWord(target).pointee.store(tag, ordering: .relaxed)
         }
-        larger.count = count
         // The new table is published with a release store (MemTable.publish), which orders
         // these relaxed stores before any reader can reach them.
         return larger

@@ -45,13 +45,26 @@ final class MemTable: @unchecked Sendable {
     static let maxRuns = 64
     private static let tombstoneLength = UInt32.max
 
-    private let arena: Arena
-    private let runLength: Int
+    // Lookups read the fields up to `separation` on every get; the writer writes the fields
+    // after it on every insert. The gap keeps the two groups on different cache lines, so a
+    // reader's get does not pull a line from the writer's core that the writer then pulls
+    // back (docs/benchmarks.md, 2026-11-26, evening: "point reads that retain nothing").
+
     /// Each run's head node (its address), written once before `runCount` covers it.
     private let heads: UnsafeMutablePointer<UInt>
     /// Each run's current height.
     private let heights: UnsafeMutablePointer<Atomic<Int>>
     private let runCount = Atomic<Int>(0)
+    /// The point-lookup index readers use (see MemTableHashIndex), published atomically.
+    private let currentIndex = Atomic<UInt>(0)
+    private let arena: Arena
+    private let runLength: Int
+    /// Writer only: the predecessors of the last node inserted, at every level, so an insert
+    /// of a larger key (a bulk load in key order) can start its search there instead of at
+    /// the head.
+    private let finger: UnsafeMutablePointer<Node>
+    /// 64 bytes of nothing (see above).
+    private let separation: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
     private let entryCount = Atomic<Int>(0)
     private let payloadBytes = Atomic<Int>(0)
     private let indexBytes = Atomic<Int>(0)
@@ -60,8 +73,9 @@ final class MemTable: @unchecked Sendable {
     /// Writer only: the run inserts go to, and the nodes it holds.
     private var currentRun = 0
     private var currentRunEntries = 0
-    /// The point-lookup index readers use (see MemTableHashIndex), published atomically.
-    private let currentIndex = Atomic<UInt>(0)
+    /// Writer only: keys in the current index, which grows past 70% full.
+    private var indexedKeys = 0
+    private var lastInserted: Node? = nil
     /// Every index built, kept alive until the table goes (MemTableHashIndex invariant 3).
     /// Writer only.
     private var indexes: [MemTableHashIndex] = []
@@ -119,12 +133,6 @@ final class MemTable: @unchecked Sendable {
         indexBytes.add(index.capacity * 2 * MemoryLayout<UInt64>.stride, ordering: .relaxed)
         currentIndex.store(UInt(bitPattern: Unmanaged.passUnretained(index).toOpaque()), ordering: .releasing)
     }
-
-    /// Writer only: the predecessors of the last node inserted, at every level, so an insert
-    /// of a larger key (a bulk load in key order) can start its search there instead of at
-    /// the head.
-    private let finger: UnsafeMutablePointer<Node>
-    private var lastInserted: Node? = nil
 
     /// Runs `body` on the current index, nil until the first insert (an empty table holds
     /// nothing). The index is not retained: the table keeps every index it built alive
@@ -243,15 +251,18 @@ final class MemTable: @unchecked Sendable {
     /// index when it is full.
     @inline(__always)
     private func index(_ node: Node, hash: UInt64) {
-        let recorded = withIndex { index -> Bool in
-            guard !index.isFull else { return false }
-            index.record(node, hash: hash)
-            return true
+        let keys = indexedKeys
+        let added = withIndex { index -> Bool? in
+            guard !index.isFull(holding: keys) else { return nil }
+            return index.record(node, hash: hash)
         }
-        if recorded != true {
+        // nil: no index yet, or a full one.
+        if let added = added ?? nil {
+            if added { indexedKeys += 1 }
+        } else {
             let index = withIndex { $0.grown() } ?? MemTableHashIndex(capacity: 1024)
             publish(index)
-            index.record(node, hash: hash)
+            if index.record(node, hash: hash) { indexedKeys += 1 }
         }
     }
 
