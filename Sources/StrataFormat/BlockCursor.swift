@@ -22,8 +22,9 @@ import CStrata
     public let restartCount: Int
     /// File offset of the block, for errors.
     public let fileOffset: Int
-    /// The file's path or name, for errors.
-    public let fileName: String
+    /// The file's path or name, for errors; its views refer to it.
+    public let name: BlockFileName
+    public var fileName: String { name.path }
 
     /// Copies `contents`, checking the restart array first (entries are checked as cursors
     /// decode them). `positionsAreFileOffsets`: the block is stored uncompressed at
@@ -44,7 +45,7 @@ import CStrata
         restartCount = count
         entriesEnd = contents.count - 4 - 4 * count
         self.fileOffset = fileOffset
-        self.fileName = fileName
+        name = BlockFileName(fileName)
     }
 
     deinit {
@@ -53,14 +54,30 @@ import CStrata
 
     /// The block as cursors read it; the view keeps this object alive.
     public var view: BlockView {
-        BlockView(contents: contents, entriesEnd: entriesEnd, restartCount: restartCount, fileOffset: fileOffset, fileName: fileName, owner: self)
+        BlockView(contents: contents, entriesEnd: entriesEnd, restartCount: restartCount, fileOffset: fileOffset, name: name, owner: self)
+    }
+}
+
+/// The path or name of a file whose blocks are read, for the errors their views report: an
+/// object, so that a view can refer to it without counting references (`BlockView` rule 2).
+@_spi(Engine) public final class BlockFileName: Sendable {
+    public let path: String
+
+    public init(_ path: String) {
+        self.path = path
     }
 }
 
 /// A data block as a cursor reads it: bytes borrowed from a mapped segment file or from a
-/// `DataBlock`, with `owner` keeping them alive, or nil when whoever reads the block keeps
-/// them alive anyway (a segment table's mapping lives as long as the table, which every
-/// reader of its blocks holds). A value, so reading a mapped block allocates nothing.
+/// `DataBlock`. A value, so reading a mapped block allocates nothing.
+///
+/// Rules for whoever makes one:
+/// 1. The bytes stay alive while the view is used: `owner` keeps them, or, when it is nil,
+///    whoever reads the block does anyway (a segment table's mapping lives as long as the
+///    table, which every reader of its blocks holds).
+/// 2. `name` stays alive as long as the bytes do, kept by the same object (the `DataBlock`,
+///    the segment table). The view holds it unretained: a retain per block read was a write
+///    to a line that every reader thread of the file shares.
 @_spi(Engine) public struct BlockView {
     public let contents: UnsafeRawBufferPointer
     /// Where the entries end and the restart array begins.
@@ -68,32 +85,40 @@ import CStrata
     public let restartCount: Int
     /// File offset of the block, for errors.
     public let fileOffset: Int
-    public let fileName: String
+    /// Unretained (rule 2).
+    public unowned(unsafe) let name: BlockFileName
     public let owner: AnyObject?
 
-    public init(contents: UnsafeRawBufferPointer, entriesEnd: Int, restartCount: Int, fileOffset: Int, fileName: String, owner: AnyObject?) {
+    /// The file's path or name, for errors.
+    public var fileName: String { name.path }
+
+    // Inlinable, as is `init(checked:…)`: called across modules, the name passed in was
+    // retained for the call and released inside it, the very write rule 2 avoids.
+    @inlinable
+    public init(contents: UnsafeRawBufferPointer, entriesEnd: Int, restartCount: Int, fileOffset: Int, name: BlockFileName, owner: AnyObject?) {
         self.contents = contents
         self.entriesEnd = entriesEnd
         self.restartCount = restartCount
         self.fileOffset = fileOffset
-        self.fileName = fileName
+        self.name = name
         self.owner = owner
     }
 
     /// Borrows the bytes of a mapped file after checking their restart array; `mapping`
     /// keeps them alive.
-    public init(checking bytes: UnsafeRawBufferPointer, mapping: AnyObject, fileOffset: Int, fileName: String) throws(FormatError) {
-        let count = try BlockView.checkRestarts(bytes, fileOffset: fileOffset, fileName: fileName)
-        self.init(contents: bytes, entriesEnd: bytes.count - 4 - 4 * count, restartCount: count, fileOffset: fileOffset, fileName: fileName, owner: mapping)
+    public init(checking bytes: UnsafeRawBufferPointer, mapping: AnyObject, fileOffset: Int, name: BlockFileName) throws(FormatError) {
+        let count = try BlockView.checkRestarts(bytes, fileOffset: fileOffset, fileName: name.path)
+        self.init(contents: bytes, entriesEnd: bytes.count - 4 - 4 * count, restartCount: count, fileOffset: fileOffset, name: name, owner: mapping)
     }
 
     /// Borrows the bytes of a mapped file whose restart array was checked before; `mapping`
     /// keeps them alive, or nil when the caller does (a point read's block is read while
     /// its segment table, which holds the mapping, is held: no retain of the mapping, which
     /// every reader thread would write).
-    public init(checked bytes: UnsafeRawBufferPointer, mapping: AnyObject?, fileOffset: Int, fileName: String) {
+    @inlinable
+    public init(checked bytes: UnsafeRawBufferPointer, mapping: AnyObject?, fileOffset: Int, name: BlockFileName) {
         let count = Int(bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self).littleEndian)
-        self.init(contents: bytes, entriesEnd: bytes.count - 4 - 4 * count, restartCount: count, fileOffset: fileOffset, fileName: fileName, owner: mapping)
+        self.init(contents: bytes, entriesEnd: bytes.count - 4 - 4 * count, restartCount: count, fileOffset: fileOffset, name: name, owner: mapping)
     }
 
     /// Checks a block's restart array: a count of at least 1 that fits, offsets strictly

@@ -20,11 +20,14 @@ struct BlockCursorSeekTests {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: contents.count, alignment: 8)
         defer { buffer.deallocate() }
         buffer.copyBytes(from: contents)
-        let view = try BlockView(checking: UnsafeRawBufferPointer(buffer), mapping: KeyBuffer(), fileOffset: 0, fileName: "test")
-        var cursor = BlockCursor(block: view, keyBuffer: KeyBuffer())
-        let found = try userKey.withUnsafeBytes { key in try cursor.seek(userKey: key, sequence: sequence) }
-        guard found else { return (false, [], []) }
-        return (true, Array(cursor.internalKey), Array(cursor.value))
+        let name = BlockFileName("test")
+        return try withExtendedLifetime(name) {
+            let view = try BlockView(checking: UnsafeRawBufferPointer(buffer), mapping: KeyBuffer(), fileOffset: 0, name: name)
+            var cursor = BlockCursor(block: view, keyBuffer: KeyBuffer())
+            let found = try userKey.withUnsafeBytes { key in try cursor.seek(userKey: key, sequence: sequence) }
+            guard found else { return (false, [], []) }
+            return (true, Array(cursor.internalKey), Array(cursor.value))
+        }
     }
 
     @Test(arguments: [1, 100, 127, 128, 300, 20_000])

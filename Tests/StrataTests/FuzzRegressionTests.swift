@@ -113,6 +113,9 @@ enum StoreFileFuzzing {
         return try? SegmentTail(decoding: UnsafeRawBufferPointer(rebasing: file.bytes[start...]), tailOffset: start)
     }
 
+    /// The name the mapped blocks' views report, alive for the whole run (`BlockView` rule 2).
+    static let fuzzFileName = BlockFileName("fuzz")
+
     /// Data block `i` as the engine reads it from a mapped file.
     static func mappedBlock(_ i: Int, _ tail: SegmentTail, _ file: FuzzMappedFile) throws(FormatError) -> BlockView? {
         let handle = tail.index[i].handle
@@ -123,7 +126,7 @@ enum StoreFileFuzzing {
         _ = try SegmentFormat.verifyBlock(stored, what: "data block")
         let contents = UnsafeRawBufferPointer(rebasing: stored[0..<size])
         _ = try BlockView.checkRestarts(contents, fileOffset: start, fileName: "fuzz")
-        return BlockView(checked: contents, mapping: file, fileOffset: start, fileName: "fuzz")
+        return BlockView(checked: contents, mapping: file, fileOffset: start, name: fuzzFileName)
     }
 
     /// Data block `i` as the engine reads it without a mapping: read, checked, inflated when

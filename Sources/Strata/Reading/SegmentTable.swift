@@ -20,7 +20,10 @@ final class SegmentTable: @unchecked Sendable {
     // a fixed array written in init (but for its atomic flags) and freed in deinit.
     let meta: SegmentMeta
     let name: String
-    let path: String
+    /// The file's path, in the object the block views of this table refer to for their
+    /// errors (`BlockView` rule 2: the table outlives every view of its mapping).
+    private let blockFileName: BlockFileName
+    var path: String { blockFileName.path }
     let tail: SegmentTail
     /// The open file, only where it could not be mapped: a mapped table closes its
     /// descriptor once mapped, so a store of thousands of files holds no descriptor per file
@@ -33,6 +36,9 @@ final class SegmentTable: @unchecked Sendable {
     /// The file mapped read-only where the file system can, so an uncompressed block is read
     /// in place: no copy, no cache entry, and the operating system's page cache holds it.
     private let mapping: MappedFile?
+    /// `mapping`'s bytes, for the reads of blocks: binding the mapping itself retained and
+    /// released it on every block read, a write to a line every reader of the file shares.
+    private let mappedBytes: UnsafeRawBufferPointer?
     /// Per data block, 16 bytes: its offset (u64) and size (u32) from the index, and a flag
     /// (atomic u32) set once its checksum and restart array were checked. A mapped block is
     /// checked on its first use only (the file never changes, invariant 1). A point read
@@ -69,6 +75,7 @@ final class SegmentTable: @unchecked Sendable {
         cache: BlockCache, fileSystem: any FileSystem, mapping: MappedFile?
     ) {
         self.mapping = mapping
+        mappedBytes = mapping?.bytes
         var packed = [UInt8]()
         packed.reserveCapacity(tail.index.reduce(0) { $0 + $1.separator.count })
         var starts = [Int32]()
@@ -107,7 +114,7 @@ final class SegmentTable: @unchecked Sendable {
         }
         self.meta = meta
         self.name = name
-        self.path = path
+        blockFileName = BlockFileName(path)
         self.tail = tail
         self.handle = handle
         self.cache = cache
@@ -240,9 +247,9 @@ final class SegmentTable: @unchecked Sendable {
     /// Data block `i`: borrowed from the mapping when it is stored uncompressed, otherwise
     /// from the cache, or read, checked and decoded (and cached).
     func block(_ i: Int) throws -> BlockView {
-        if let mapping {
+        if let mappedBytes {
             let (start, size) = blockRange(i)
-            let stored = UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<(start + size + SegmentFormat.blockTrailerSize)])
+            let stored = UnsafeRawBufferPointer(rebasing: mappedBytes[start..<(start + size + SegmentFormat.blockTrailerSize)])
             if stored[size] == SegmentFormat.Compression.none.rawValue {
                 let checked = checkedFlag(i)
                 if checked.pointee.load(ordering: .acquiring) == 0 {
@@ -260,7 +267,7 @@ final class SegmentTable: @unchecked Sendable {
                 }
                 // No owner: whoever reads this table's blocks holds the table, and so its
                 // mapping (invariant 3).
-                return BlockView(checked: UnsafeRawBufferPointer(rebasing: stored[0..<size]), mapping: nil, fileOffset: start, fileName: path)
+                return BlockView(checked: UnsafeRawBufferPointer(rebasing: stored[0..<size]), mapping: nil, fileOffset: start, name: blockFileName)
             }
         }
         let blockHandle = tail.index[i].handle
@@ -456,7 +463,7 @@ final class SegmentTable: @unchecked Sendable {
     /// block's index for `get(…, block:)`.
     func prefetchBlock(_ key: UnsafeRawBufferPointer, sequence: UInt64) -> Int {
         let i = blockIndex(atOrAfter: key, sequence: sequence)
-        if i < blockCount, let base = mapping?.bytes.baseAddress {
+        if i < blockCount, let base = mappedBytes?.baseAddress {
             let (start, size) = blockRange(i)
             let end = start + size + SegmentFormat.blockTrailerSize
             strata_prefetch(base + start, 1)

@@ -10,10 +10,17 @@ import Foundation
 /// 1. For one user key, a newer source holds newer versions: the active memtable, then
 ///    sealed memtables newest first, then level 0 newest first, then levels 1, 2, ...
 /// 2. Files of a level >= 1 do not overlap and are sorted by key.
+/// 3. `sealedTables` lists `sealed`, in the same order, unretained: `sealed` keeps them alive
+///    for as long as the version lives.
 final class Version: Sendable {
     let memtable: MemTable
     /// Newest first.
     let sealed: [MemTable]
+    /// `sealed` again, unretained (invariant 3): a point read visits each sealed table twice,
+    /// and walking the array retained and released every table each time, writes to a line
+    /// that every reader thread shares (docs/benchmarks.md, 2026-11-26, evening: "point reads
+    /// that retain nothing").
+    private let sealedTables: UnretainedMemTables
     /// `levels[0]` newest first; deeper levels sorted by smallest key.
     let levels: [[SegmentTable]]
     /// The store these files belong to (References/StoreIdentity.swift).
@@ -34,6 +41,7 @@ final class Version: Sendable {
     ) {
         self.memtable = memtable
         self.sealed = sealed
+        sealedTables = UnretainedMemTables(sealed)
         self.levels = levels
         self.ranges = ranges ?? FileRanges(levels: levels)
         self.storeID = storeID
@@ -46,6 +54,10 @@ final class Version: Sendable {
             }
             if ranges != nil { self.ranges.checkInvariants(levels: levels) }
         #endif
+    }
+
+    deinit {
+        sealedTables.deallocate()
     }
 
     func replacing(memtable: MemTable? = nil, sealed: [MemTable]? = nil, levels: [[SegmentTable]]? = nil, droppedDeletions: UInt64? = nil) -> Version {
@@ -71,7 +83,7 @@ final class Version: Sendable {
         // slots have had that time to arrive. Most reads of a large store find nothing in the
         // memtables, and looking there first made each of them wait for that miss alone.
         memtable.prefetchIndex(hash: hash)
-        for table in sealed { table.prefetchIndex(hash: hash) }
+        for i in 0..<sealedTables.count { sealedTables[i]._withUnsafeGuaranteedRef { $0.prefetchIndex(hash: hash) } }
         do {
             return try borrowValueFromFiles(key, hash: hash, at: sequence)
         } catch let error as FormatError {
@@ -88,8 +100,8 @@ final class Version: Sendable {
         if let node = memtable.findVisible(key, hash: hash, at: sequence) {
             return BorrowedValue(bytes: node.isTombstone ? nil : node.value, owner: nil)
         }
-        for table in sealed {
-            if let node = table.findVisible(key, hash: hash, at: sequence) {
+        for i in 0..<sealedTables.count {
+            if let node = sealedTables[i]._withUnsafeGuaranteedRef({ $0.findVisible(key, hash: hash, at: sequence) }) {
                 return BorrowedValue(bytes: node.isTombstone ? nil : node.value, owner: nil)
             }
         }
@@ -179,6 +191,27 @@ final class Version: Sendable {
 
     var memtableBytes: Int { sealed.reduce(memtable.approximateBytes) { $0 + $1.approximateBytes } }
     var memtableEntries: Int { sealed.reduce(memtable.count) { $0 + $1.count } }
+}
+
+/// Memtables held unretained, for the loops of a point read: whoever makes one keeps the
+/// tables alive for as long as it is used, and deallocates it once.
+struct UnretainedMemTables: @unchecked Sendable {
+    // @unchecked Sendable: the buffer is written in init only, then read by any thread.
+    private let tables: UnsafeMutablePointer<Unmanaged<MemTable>>
+    let count: Int
+
+    init(_ list: [MemTable]) {
+        count = list.count
+        tables = .allocate(capacity: max(list.count, 1))
+        for (i, table) in list.enumerated() { (tables + i).initialize(to: .passUnretained(table)) }
+    }
+
+    @inline(__always)
+    subscript(i: Int) -> Unmanaged<MemTable> { tables[i] }
+
+    func deallocate() {
+        tables.deallocate()
+    }
 }
 
 /// Keeps a value the optimiser would otherwise drop, with the loads that made it.
