@@ -31,7 +31,7 @@ final class Arena {
 
     deinit {
         for chunk in largeChunks { chunk.deallocate() }
-        for chunk in chunks where !(pool?.give(chunk) ?? false) { strata_chunk_unmap(chunk) }
+        for chunk in chunks where !(pool?.give(chunk) ?? false) { strata_chunk_unmap(chunk, Arena.chunkBytes) }
     }
 
     func allocate(_ byteCount: Int) -> UnsafeMutableRawPointer {
@@ -51,7 +51,7 @@ final class Arena {
                 // Fresh memory took a page fault per 4 KiB as the nodes filled it, over a
                 // third of a small bulk load's commit time: the chunk comes with its pages set
                 // up, in one call, and as one huge page where the system has them.
-                guard let fresh = strata_chunk_map() else { fatalError("Strata: no memory for a \(Arena.chunkBytes)-byte memtable chunk") }
+                guard let fresh = strata_chunk_map(Arena.chunkBytes) else { fatalError("Strata: no memory for a \(Arena.chunkBytes)-byte memtable chunk") }
                 chunk = fresh
             }
             chunks.append(chunk)
@@ -107,7 +107,7 @@ final class ArenaChunkPool: Sendable {
             defer { chunks.removeAll() }
             return chunks
         }
-        for address in chunks { strata_chunk_unmap(UnsafeMutableRawPointer(bitPattern: address)) }
+        for address in chunks { strata_chunk_unmap(UnsafeMutableRawPointer(bitPattern: address), Arena.chunkBytes) }
     }
 
     var count: Int { held.withLock { $0.count } }
