@@ -74,6 +74,20 @@ struct SegmentTableSearchTests {
         try await Self.checkBlockIndex(keys: keys, probes: probes)
     }
 
+    /// Groups of keys that share the bytes past the common prefix for one to six blocks' worth:
+    /// the separators' words repeat in runs of about one to six, across the few steps the
+    /// search takes forward to find where a run ends and the second search it falls back on.
+    @Test func blockIndexAgreesWithALinearSearchWhenShortRunsOfFenceWordsRepeat() async throws {
+        let keys = (0..<90).flatMap { group in
+            let digits = String(group)
+            let word = String(repeating: "0", count: 8 - digits.count) + digits
+            return (0..<(30 * (1 + group % 6))).map { i in Array("k\(word)-".utf8) + Self.key(i) }
+        }
+        var probes = keys + keys.map { $0 + [0x00] }
+        probes += [[], Array("k".utf8), Array("k00000042".utf8), Array("k00000042~".utf8), Array("l".utf8)]
+        try await Self.checkBlockIndex(keys: keys, probes: probes)
+    }
+
     static func checkBlockIndex(keys: [[UInt8]], probes: [[UInt8]]) async throws {
         try await withTable(keys: keys) { table in
             #expect(table.blockCount > 100)

@@ -360,7 +360,15 @@ final class SegmentTable: @unchecked Sendable {
             fences.withUnsafeBufferPointer { fences in
                 fenceSamples.withUnsafeBufferPointer { samples in
                     low = SegmentTable.firstFence(fences, samples, notBefore: word, orAfter: false, slots: UnsafeRawPointer(blocks))
-                    high = SegmentTable.firstFence(fences, samples, notBefore: word, orAfter: true, slots: nil)
+                    // The separators whose word equals the key's start at `low`: usually none
+                    // or one, so a few steps forward find where they end, in lines the search
+                    // just loaded, instead of a second search. Many equal words (keys alike
+                    // well past their common prefix) take the second search.
+                    high = low
+                    while high < fences.count && high - low < 4 && fences[high] == word { high += 1 }
+                    if high < fences.count && fences[high] == word {
+                        high = SegmentTable.firstFence(fences, samples, notBefore: word, orAfter: true, slots: nil)
+                    }
                 }
             }
         }
