@@ -42,23 +42,6 @@ import Testing
         #expect(found.map { Array($0.value) } == [UInt8](repeating: 0x5A, count: 200))
     }
 
-    /// A fresh chunk is aligned to its size, which lets the kernel back it with one huge
-    /// page, and is writable to its end; the next chunk is another such block.
-    @Test func aFreshChunkIsAlignedToItsSize() {
-        let arena = Arena()
-        let first = arena.allocate(8)
-        #expect(Int(bitPattern: first) % Arena.chunkBytes == 0)
-        var last = first
-        for _ in 0..<3 {
-            last = arena.allocate(Arena.chunkBytes / 4)
-            last.initializeMemory(as: UInt8.self, repeating: 0xA5, count: Arena.chunkBytes / 4)
-        }
-        #expect(last + Arena.chunkBytes / 4 == first + 8 + 3 * (Arena.chunkBytes / 4))
-        let second = arena.allocate(Arena.chunkBytes / 4)
-        #expect(Int(bitPattern: second) % Arena.chunkBytes == 0 && second != first)
-        #expect(arena.reservedBytes == 2 * Arena.chunkBytes)
-    }
-
     @Test func thePoolKeepsNoMoreThanItsLimit() {
         let pool = Self.poolAfterATable(limit: 2, chunks: 5)
         #expect(pool.count == 2)

@@ -9,9 +9,7 @@ import Synchronization
 /// The arena's `deinit` may run on any thread (whichever releases the table last); it gives
 /// its standard chunks to its pool, when it has one, and frees the rest.
 final class Arena {
-    /// 2 MiB, each its own mapping that the kernel may back with one huge page
-    /// (`strata_chunk_map`): a fresh chunk is then one page fault instead of 512.
-    static let chunkBytes = Int(STRATA_CHUNK_BYTES)
+    static let chunkBytes = 1 << 20
 
     /// Set at creation, or once later by the writer that takes the table over (a table
     /// replayed at open is made before its writer).
@@ -31,7 +29,7 @@ final class Arena {
 
     deinit {
         for chunk in largeChunks { chunk.deallocate() }
-        for chunk in chunks where !(pool?.give(chunk) ?? false) { strata_chunk_unmap(chunk, Arena.chunkBytes) }
+        for chunk in chunks where !(pool?.give(chunk) ?? false) { chunk.deallocate() }
     }
 
     func allocate(_ byteCount: Int) -> UnsafeMutableRawPointer {
@@ -48,11 +46,11 @@ final class Arena {
             if let reused = pool?.take() {
                 chunk = reused
             } else {
+                chunk = UnsafeMutableRawPointer.allocate(byteCount: Arena.chunkBytes, alignment: 8)
                 // Fresh memory took a page fault per 4 KiB as the nodes filled it, over a
-                // third of a small bulk load's commit time: the chunk comes with its pages set
-                // up, in one call, and as one huge page where the system has them.
-                guard let fresh = strata_chunk_map(Arena.chunkBytes) else { fatalError("Strata: no memory for a \(Arena.chunkBytes)-byte memtable chunk") }
-                chunk = fresh
+                // third of a small bulk load's commit time; one call sets the chunk's pages
+                // up at once.
+                strata_prefault(chunk, Arena.chunkBytes)
             }
             chunks.append(chunk)
             cursor = chunk
@@ -68,12 +66,12 @@ final class Arena {
 
 /// Chunks of flushed memtables' arenas, kept for the next memtables of the same store: a
 /// chunk whose pages are already set up costs a new memtable nothing, where a fresh one costs
-/// the kernel its zeroed pages (`strata_chunk_map`), about a sixth of a bulk load's commit
-/// time with 4 KiB pages (docs/benchmarks.md, 2026-11-26, late: "memtable chunks reused").
+/// the kernel a zeroed page per 4 KiB (the arena's `strata_prefault`), about a sixth of a
+/// bulk load's commit time (docs/benchmarks.md, 2026-11-26, late: "memtable chunks reused").
 ///
 /// Invariants:
-/// 1. The pool holds at most `limit` chunks, each from `strata_chunk_map` and owned by
-///    nobody else; `give` refuses (and the caller unmaps) past the limit.
+/// 1. The pool holds at most `limit` chunks, each `Arena.chunkBytes` long and owned by
+///    nobody else; `give` refuses (and the caller frees) past the limit.
 /// 2. `trim()` and `deinit` free every chunk held: a suspended or closed store keeps none.
 final class ArenaChunkPool: Sendable {
     let limit: Int
@@ -107,7 +105,7 @@ final class ArenaChunkPool: Sendable {
             defer { chunks.removeAll() }
             return chunks
         }
-        for address in chunks { strata_chunk_unmap(UnsafeMutableRawPointer(bitPattern: address), Arena.chunkBytes) }
+        for address in chunks { UnsafeMutableRawPointer(bitPattern: address)?.deallocate() }
     }
 
     var count: Int { held.withLock { $0.count } }

@@ -27,33 +27,16 @@ final class MemTableHashIndex {
     init(capacity: Int) {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0, "capacity must be a power of two")
         mask = capacity - 1
-        let bytes = 2 * capacity * MemoryLayout<UInt64>.stride
-        if MemTableHashIndex.isMapped(bytes: bytes) {
-            // A table of 2 MiB or more (a full memtable's last two) is mapped like the arena's
-            // chunks, in huge pages where the system has them, and comes with its pages set up.
-            guard let mapped = strata_chunk_map(bytes) else { fatalError("Strata: no memory for a \(bytes)-byte memtable index") }
-            slots = mapped.bindMemory(to: Atomic<UInt64>.self, capacity: 2 * capacity)
-        } else {
-            slots = .allocate(capacity: 2 * capacity)
-            // Its pages at once, not a fault each as the loop below reaches them.
-            strata_prefault(slots, bytes)
-        }
+        slots = .allocate(capacity: 2 * capacity)
+        // Its pages at once, not a fault each as the loop below reaches them.
+        strata_prefault(slots, 2 * capacity * MemoryLayout<UInt64>.stride)
         for word in 0..<(2 * capacity) { (slots + word).initialize(to: Atomic(0)) }
     }
 
     deinit {
         slots.deinitialize(count: 2 * (mask + 1))
-        let bytes = 2 * (mask + 1) * MemoryLayout<UInt64>.stride
-        if MemTableHashIndex.isMapped(bytes: bytes) {
-            strata_chunk_unmap(slots, bytes)
-        } else {
-            slots.deallocate()
-        }
+        slots.deallocate()
     }
-
-    /// Whether a table of `bytes` is mapped (`strata_chunk_map`) rather than allocated: from
-    /// one huge page up (sizes are powers of two, so those are whole huge pages).
-    private static func isMapped(bytes: Int) -> Bool { bytes >= Int(STRATA_CHUNK_BYTES) }
 
     @inline(__always)
     var capacity: Int { mask + 1 }
