@@ -71,4 +71,23 @@ struct MemTableIndexTests {
             #expect(found?.sequence == UInt64(i == 0 ? versions : versions + i), "key \(i)")
         }
     }
+
+    /// Past 91,750 keys the index's table grows to 2 MiB, then 4 MiB, the sizes of a full
+    /// memtable's: every key stays findable across both growths.
+    @Test func largeIndexTablesHoldEveryKey() {
+        let table = MemTable()
+        let count = 100_000
+        let value: [UInt8] = [9]
+        for i in 0..<count {
+            Self.key(i).withUnsafeBytes { key in value.withUnsafeBytes { table.insert(key: key, sequence: UInt64(i + 1), value: $0) } }
+        }
+        var missing = 0
+        for i in 0..<count {
+            let found = Self.key(i).withUnsafeBytes { table.findVisible($0, at: UInt64.max) }
+            if found?.sequence != UInt64(i + 1) { missing += 1 }
+        }
+        #expect(missing == 0)
+        let absent = Self.key(count).withUnsafeBytes { table.findVisible($0, at: UInt64.max) }
+        #expect(absent == nil)
+    }
 }

@@ -46,9 +46,10 @@ final class MemTable: @unchecked Sendable {
     private static let tombstoneLength = UInt32.max
 
     // Lookups read the fields up to `separation` on every get; the writer writes the fields
-    // after it on every insert. The gap keeps the two groups on different cache lines, so a
+    // after it on every insert. The gap keeps the two groups on different cache lines (the
+    // compiler lays out a class's stored properties in the order they are declared), so a
     // reader's get does not pull a line from the writer's core that the writer then pulls
-    // back (docs/benchmarks.md, 2026-11-26, evening: "point reads that retain nothing").
+    // back (docs/benchmarks.md, 2026-11-26, last: "point reads that retain nothing").
 
     /// Each run's head node (its address), written once before `runCount` covers it.
     private let heads: UnsafeMutablePointer<UInt>

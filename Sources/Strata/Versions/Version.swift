@@ -18,7 +18,7 @@ final class Version: Sendable {
     let sealed: [MemTable]
     /// `sealed` again, unretained (invariant 3): a point read visits each sealed table twice,
     /// and walking the array retained and released every table each time, writes to a line
-    /// that every reader thread shares (docs/benchmarks.md, 2026-11-26, evening: "point reads
+    /// that every reader thread shares (docs/benchmarks.md, 2026-11-26, last: "point reads
     /// that retain nothing").
     private let sealedTables: UnretainedMemTables
     /// `levels[0]` newest first; deeper levels sorted by smallest key.
@@ -53,6 +53,9 @@ final class Version: Sendable {
                 }
             }
             if ranges != nil { self.ranges.checkInvariants(levels: levels) }
+            assert(
+                sealedTables.count == sealed.count && sealed.indices.allSatisfy { sealedTables[$0].takeUnretainedValue() === sealed[$0] },
+                "Version invariant 3: the unretained list is not `sealed`")
         #endif
     }
 
