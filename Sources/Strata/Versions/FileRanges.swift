@@ -21,7 +21,7 @@ final class FileRanges: @unchecked Sendable {
     /// The files, unretained (invariant 3): a point read visits several per get, and from
     /// `Version.levels` each visit retained and released the level's array and the file, a
     /// write to a cache line every reader thread shares.
-    private let tables: UnsafeMutablePointer<Unmanaged<SegmentTable>>
+    private let tables: UnretainedList<SegmentTable>
     /// The deepest level holding a file, 0 if none does.
     let deepestLevel: Int
 
@@ -35,14 +35,13 @@ final class FileRanges: @unchecked Sendable {
         levelStarts = starts
         bytes = .allocate(byteCount: max(byteCount, 1), alignment: 8)
         offsets = .allocate(capacity: 2 * starts[starts.count - 1] + 1)
-        tables = .allocate(capacity: max(starts[starts.count - 1], 1))
+        tables = UnretainedList(levels.flatMap { $0 })
         deepestLevel = levels.indices.last { !levels[$0].isEmpty } ?? 0
         var end = 0
         var next = 0
         offsets[0] = 0
         for level in levels {
             for table in level {
-                (tables + next / 2).initialize(to: Unmanaged.passUnretained(table))
                 for key in [table.smallestKey, table.largestKey] {
                     key.withUnsafeBytes { if let base = $0.baseAddress { (bytes + end).copyMemory(from: base, byteCount: $0.count) } }
                     end += key.count

@@ -20,7 +20,7 @@ final class Version: Sendable {
     /// and walking the array retained and released every table each time, writes to a line
     /// that every reader thread shares (docs/benchmarks.md, 2026-11-26, last: "point reads
     /// that retain nothing").
-    private let sealedTables: UnretainedMemTables
+    private let sealedTables: UnretainedList<MemTable>
     /// `levels[0]` newest first; deeper levels sorted by smallest key.
     let levels: [[SegmentTable]]
     /// The store these files belong to (References/StoreIdentity.swift).
@@ -41,7 +41,7 @@ final class Version: Sendable {
     ) {
         self.memtable = memtable
         self.sealed = sealed
-        sealedTables = UnretainedMemTables(sealed)
+        sealedTables = UnretainedList(sealed)
         self.levels = levels
         self.ranges = ranges ?? FileRanges(levels: levels)
         self.storeID = storeID
@@ -194,27 +194,6 @@ final class Version: Sendable {
 
     var memtableBytes: Int { sealed.reduce(memtable.approximateBytes) { $0 + $1.approximateBytes } }
     var memtableEntries: Int { sealed.reduce(memtable.count) { $0 + $1.count } }
-}
-
-/// Memtables held unretained, for the loops of a point read: whoever makes one keeps the
-/// tables alive for as long as it is used, and deallocates it once.
-struct UnretainedMemTables: @unchecked Sendable {
-    // @unchecked Sendable: the buffer is written in init only, then read by any thread.
-    private let tables: UnsafeMutablePointer<Unmanaged<MemTable>>
-    let count: Int
-
-    init(_ list: [MemTable]) {
-        count = list.count
-        tables = .allocate(capacity: max(list.count, 1))
-        for (i, table) in list.enumerated() { (tables + i).initialize(to: .passUnretained(table)) }
-    }
-
-    @inline(__always)
-    subscript(i: Int) -> Unmanaged<MemTable> { tables[i] }
-
-    func deallocate() {
-        tables.deallocate()
-    }
 }
 
 /// Keeps a value the optimiser would otherwise drop, with the loads that made it.
