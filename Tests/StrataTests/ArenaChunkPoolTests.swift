@@ -1,5 +1,6 @@
 // The chunks of flushed memtables kept for the next ones (ArenaChunkPool): reused, bounded,
-// and given back when the store is suspended.
+// and given back when the store is suspended; and the chunks set up ahead of a store's first
+// memtables (refills).
 import StrataTestSupport
 import Testing
 
@@ -61,6 +62,92 @@ import Testing
         }
         #expect(pool.count >= 2)
         #expect(other.count == 0)
+    }
+
+    /// A chunk that can be written and read back whole: a refill hands out set-up memory.
+    private static func checkWritable(_ chunk: UnsafeMutableRawPointer) {
+        chunk.initializeMemory(as: UInt8.self, repeating: 0xA5, count: Arena.chunkBytes)
+        #expect(chunk.load(fromByteOffset: Arena.chunkBytes - 1, as: UInt8.self) == 0xA5)
+    }
+
+    @Test func aTakeThatLeavesTooFewStartsARefill() {
+        let pool = ArenaChunkPool(limit: 8, spares: 3)
+        // Empty: the caller sets its own chunk up, and the refill readies three more.
+        #expect(pool.take() == nil)
+        pool.waitForRefill()
+        #expect(pool.count == 3)
+        let chunk = try! #require(pool.take())
+        Self.checkWritable(chunk)
+        pool.waitForRefill()
+        #expect(pool.count == 3)
+        chunk.deallocate()
+    }
+
+    @Test func aRefillStopsAtTheLimit() {
+        let pool = ArenaChunkPool(limit: 2, spares: 5)
+        #expect(pool.spares == 2)
+        _ = pool.take()
+        pool.waitForRefill()
+        #expect(pool.count == 2)
+    }
+
+    @Test func aPoolWithoutSparesNeverRefills() {
+        let pool = ArenaChunkPool(limit: 8)
+        #expect(pool.take() == nil)
+        pool.waitForRefill()
+        #expect(pool.count == 0)
+    }
+
+    /// Once a freed table's chunk comes back the pool lives on those; a trim starts over.
+    @Test func returnedChunksEndTheRefillsUntilATrim() {
+        let pool = ArenaChunkPool(limit: 8, spares: 2)
+        _ = pool.take()
+        pool.waitForRefill()
+        #expect(pool.count == 2)
+        #expect(pool.give(UnsafeMutableRawPointer.allocate(byteCount: Arena.chunkBytes, alignment: 8)))
+        for _ in 0..<3 { pool.take()?.deallocate() }
+        pool.waitForRefill()
+        #expect(pool.count == 0)
+        pool.trim()
+        _ = pool.take()
+        pool.waitForRefill()
+        #expect(pool.count == 2)
+    }
+
+    /// A trim while a refill runs leaves nothing held once the refill is over (invariant 2),
+    /// whichever of the two comes first.
+    @Test func aTrimDuringARefillLeavesNothing() {
+        for _ in 0..<20 {
+            let pool = ArenaChunkPool(limit: 16, spares: 16)
+            _ = pool.take()
+            pool.trim()
+            pool.waitForRefill()
+            #expect(pool.count == 0)
+        }
+    }
+
+    /// A store's writer readies chunks for its first memtable, so the chunks its writes take
+    /// come set up; what they write reads back.
+    @Test func aStoresFirstMemtableTakesReadiedChunks() throws {
+        var options = APITestSimulated.options(SimulatedFileSystem())
+        options.memtableBytes = 8 * Arena.chunkBytes
+        let store = try Store(path: APITestSimulated.path, options: options)
+        defer { try? store.close() }
+        let pool = try #require(store.engine.writing?.writer.chunkPool)
+        #expect(pool.spares == Writer.spareArenaChunks)
+        let value = [UInt8](repeating: 7, count: 1000)
+        for batch in 0..<6 {
+            try store.write(durability: .buffered) { tx in
+                for i in 0..<500 { try tx.put(Array("k\(batch)-\(i)".utf8), value) }
+            }
+        }
+        // About 3 MiB written, so chunks were taken; no table was freed, so none came back,
+        // and the refill keeps the spares ready.
+        pool.waitForRefill()
+        #expect(pool.count == Writer.spareArenaChunks)
+        for batch in 0..<6 {
+            #expect(try store.get(Array("k\(batch)-499".utf8)) == value)
+        }
     }
 
     /// A store that flushed several memtables holds chunks for the next; suspending it gives

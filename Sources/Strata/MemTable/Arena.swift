@@ -64,49 +64,123 @@ final class Arena {
     }
 }
 
-/// Chunks of flushed memtables' arenas, kept for the next memtables of the same store: a
-/// chunk whose pages are already set up costs a new memtable nothing, where a fresh one costs
-/// the kernel a zeroed page per 4 KiB (the arena's `strata_prefault`), about a sixth of a
-/// bulk load's commit time (docs/benchmarks.md, 2026-11-26, late: "memtable chunks reused").
+/// Chunks of flushed memtables' arenas, kept for the next memtables of the same store, and
+/// chunks set up ahead of a store's first memtables: a chunk whose pages are already set up
+/// costs a new memtable nothing, where a fresh one costs the kernel a zeroed page per 4 KiB
+/// (the arena's `strata_prefault`), about a sixth of a bulk load's commit time
+/// (docs/benchmarks.md, 2026-11-26, late: "memtable chunks reused").
+///
+/// Until a freed table's chunk first comes back, a `take()` that leaves fewer than `spares`
+/// starts a refill: the process's refill thread sets fresh chunks up while the writer fills
+/// the one it took (docs/benchmarks.md, "Memtable chunks set up ahead of the writer"). Once
+/// chunks come back the pool lives on those: fresh chunks set up beside them would only be
+/// freed when the returning ones overflow the limit, and a writer made faster beside a busy
+/// reader takes the reader's time on a small machine.
 ///
 /// Invariants:
 /// 1. The pool holds at most `limit` chunks, each `Arena.chunkBytes` long and owned by
-///    nobody else; `give` refuses (and the caller frees) past the limit.
+///    nobody else; `give` refuses (and the caller frees) past the limit, and a refill stops
+///    at `spares` (at most `limit`).
 /// 2. `trim()` and `deinit` free every chunk held: a suspended or closed store keeps none.
+///    A refill running across a `trim()` sees the generation change and frees what it set
+///    up instead of keeping it.
+/// 3. At most one refill per pool runs at a time (`State.refilling`, set by the `take()`
+///    that starts it, cleared by the refill in the same critical section that decides it is
+///    done).
 final class ArenaChunkPool: Sendable {
     let limit: Int
-    /// Chunk addresses (as integers, so the state is Sendable).
-    private let held = Mutex<[UInt]>([])
+    /// Chunks a refill keeps ready; 0 for none (a pool that only keeps freed tables' chunks).
+    let spares: Int
 
-    init(limit: Int) {
+    private struct State {
+        /// Chunk addresses (as integers, so the state is Sendable).
+        var held: [UInt] = []
+        var refilling = false
+        /// Set when a freed table's chunk comes back: from then on the pool lives on those,
+        /// and no refill starts (until a `trim()`).
+        var recycling = false
+        /// Bumped by `trim()`, so a refill that started before it keeps nothing.
+        var generation = 0
+    }
+    private let state = Mutex(State())
+    /// Refills run here, for every store of the process, at the background threads' low
+    /// priority: a refill at normal priority took time slices from a busy reader (the
+    /// readwhilewriting benchmark's reader got 0.91x as many). One that falls behind only
+    /// leaves the writer to set its chunk up itself, as with no refill.
+    private static let refillThread = BackgroundThread(name: "strata.arena-refill")
+
+    init(limit: Int, spares: Int = 0) {
         self.limit = max(limit, 0)
+        self.spares = min(max(spares, 0), self.limit)
     }
 
     deinit {
         trim()
     }
 
+    /// A chunk, or nil when the pool is empty. Starts a refill when it leaves fewer than
+    /// `spares`.
     func take() -> UnsafeMutableRawPointer? {
-        held.withLock { $0.popLast() }.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }
+        let (address, refill) = state.withLock { state -> (UInt?, Int?) in
+            let address = state.held.popLast()
+            guard state.held.count < spares, !state.refilling, !state.recycling else { return (address, nil) }
+            state.refilling = true
+            return (address, state.generation)
+        }
+        if let generation = refill {
+            Self.refillThread.async { self.refill(generation: generation) }
+        }
+        return address.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }
+    }
+
+    /// Sets up fresh chunks until the pool holds `spares` (invariant 1), or a `trim()` came
+    /// after the `take()` that asked for the refill, whether or not the refill had started.
+    private func refill(generation: Int) {
+        while true {
+            let more = state.withLock { state -> Bool in
+                guard state.generation == generation, state.held.count < spares else {
+                    state.refilling = false
+                    return false
+                }
+                return true
+            }
+            guard more else { return }
+            let chunk = UnsafeMutableRawPointer.allocate(byteCount: Arena.chunkBytes, alignment: 8)
+            strata_prefault(chunk, Arena.chunkBytes)
+            let kept = state.withLock { state -> Bool in
+                guard state.generation == generation, state.held.count < limit else { return false }
+                state.held.append(UInt(bitPattern: chunk))
+                return true
+            }
+            if !kept { chunk.deallocate() }
+        }
     }
 
     /// Keeps `chunk` for a later `take()`; false when the pool is full.
     func give(_ chunk: UnsafeMutableRawPointer) -> Bool {
-        held.withLock { chunks in
-            guard chunks.count < limit else { return false }
-            chunks.append(UInt(bitPattern: chunk))
+        state.withLock { state in
+            state.recycling = true
+            guard state.held.count < limit else { return false }
+            state.held.append(UInt(bitPattern: chunk))
             return true
         }
     }
 
-    /// Frees every chunk held.
+    /// Frees every chunk held; a refill under way keeps nothing more (invariant 2).
     func trim() {
-        let chunks = held.withLock { chunks -> [UInt] in
-            defer { chunks.removeAll() }
-            return chunks
+        let chunks = state.withLock { state -> [UInt] in
+            state.generation += 1
+            state.recycling = false
+            defer { state.held.removeAll() }
+            return state.held
         }
         for address in chunks { UnsafeMutableRawPointer(bitPattern: address)?.deallocate() }
     }
 
-    var count: Int { held.withLock { $0.count } }
+    var count: Int { state.withLock { $0.held.count } }
+
+    /// Tests: waits until no refill is under way.
+    func waitForRefill() {
+        Self.refillThread.sync {}
+    }
 }
