@@ -1,5 +1,6 @@
 // Which compaction goes first when no one writes: level 0, which every read pays for, even
-// when a deeper level's score is higher (VersionSet.pickCompaction).
+// when a deeper level's score is higher, and from two files, below its trigger
+// (VersionSet.pickCompaction).
 import Foundation
 import StrataTestSupport
 import Testing
@@ -62,6 +63,72 @@ import Testing
             levels = try store.stats().levels
             #expect(levels[0].files == 0, "seed \(seed): the first compaction left level 0 with \(levels[0].files) files")
             try store.close()
+        }
+    }
+
+    /// Writes 100-key transactions of new keys until level 0 holds `files` files (work runs
+    /// inline, so each flush is done when the write returns), then reopens the store with
+    /// level 0's trigger at 4.
+    static func storeWithLevel0(files: Int, path: String, inline: Bool, seed: UInt64) throws -> Store {
+        var store = try Store(path: path, options: Self.shapingOptions())
+        var next = 0
+        while try store.stats().levels[0].files < files {
+            try Self.write(store, keys: next..<(next + 100), seed: seed &+ UInt64(next))
+            next += 100
+        }
+        try #require(try store.stats().levels[0].files == files, "seed \(seed): a write flushed twice")
+        try store.close()
+        var options = Self.shapingOptions()
+        options.level0CompactionTrigger = 4
+        options.level0StopWritesTrigger = 24
+        options.runsBackgroundWorkInline = inline
+        store = try Store(path: path, options: options)
+        return store
+    }
+
+    @Test func twoLevel0FilesAreMergedWhileTheWriterIsIdle() async throws {
+        let seed = TestEnvironment.seed(0x1D1F, test: "IdleCompactionTests.twoLevel0FilesAreMergedWhileTheWriterIsIdle")
+        try await TestEnvironment.withTemporaryDirectory("idle-compaction-two") { path in
+            let store = try Self.storeWithLevel0(files: 2, path: path, inline: true, seed: seed)
+            defer { try? store.close() }
+            // Level 0 is not due (2 of 4), but nothing was committed since the open.
+            let plan = try #require(store.engine.versions.pickCompaction(writerWaits: 0), "seed \(seed)")
+            #expect(plan.outputLevel == 1)
+            #expect(plan.inputs.first { $0.level == 0 }?.files.count == 2)
+        }
+    }
+
+    @Test func oneLevel0FileIsLeftAlone() async throws {
+        let seed = TestEnvironment.seed(0x1D20, test: "IdleCompactionTests.oneLevel0FileIsLeftAlone")
+        try await TestEnvironment.withTemporaryDirectory("idle-compaction-one") { path in
+            let store = try Self.storeWithLevel0(files: 1, path: path, inline: true, seed: seed)
+            defer { try? store.close() }
+            #expect(store.engine.versions.pickCompaction(writerWaits: 0) == nil, "seed \(seed)")
+        }
+    }
+
+    @Test func aWaitingWriterLeavesLevel0ToItsTrigger() async throws {
+        let seed = TestEnvironment.seed(0x1D21, test: "IdleCompactionTests.aWaitingWriterLeavesLevel0ToItsTrigger")
+        try await TestEnvironment.withTemporaryDirectory("idle-compaction-waiting") { path in
+            let store = try Self.storeWithLevel0(files: 3, path: path, inline: true, seed: seed)
+            defer { try? store.close() }
+            // An odd count: the writer waits for room, so it is not idle.
+            #expect(store.engine.versions.pickCompaction(writerWaits: 1) == nil, "seed \(seed)")
+        }
+    }
+
+    /// End to end, with the maintenance threads: a store reopened with three level-0 files
+    /// (below the trigger of 4) and not written to merges them.
+    @Test func aReopenedStoreMergesLevel0BelowItsTrigger() async throws {
+        let seed = TestEnvironment.seed(0x1D22, test: "IdleCompactionTests.aReopenedStoreMergesLevel0BelowItsTrigger")
+        try await TestEnvironment.withTemporaryDirectory("idle-compaction-reopened") { path in
+            let store = try Self.storeWithLevel0(files: 3, path: path, inline: false, seed: seed)
+            defer { try? store.close() }
+            let deadline = Date().addingTimeInterval(60)
+            while try store.stats().compactions == 0 && Date() < deadline { usleep(200) }
+            let levels = try store.stats().levels
+            #expect(levels[0].files == 0, "seed \(seed): level 0 kept \(levels[0].files) files")
+            #expect(try store.get(Self.key(0)) != nil && store.get(Self.key(299)) != nil, "seed \(seed)")
         }
     }
 }

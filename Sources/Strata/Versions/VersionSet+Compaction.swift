@@ -11,9 +11,10 @@ extension VersionSet {
     /// merge rewrite them whole.
     ///
     /// One exception: when the writer has committed nothing and neither waited for room nor
-    /// waits for it for a while (`writerIdleNanoseconds`, or since the open), a due level 0
-    /// goes first. Every read pays for each level-0 file, and with no writer
-    /// adding files a deeper level cannot starve; under a steady writer the scores decide.
+    /// waits for it for a while (`writerIdleNanoseconds`, or since the open), level 0 goes
+    /// first, and from `idleLevel0Files` files, below its trigger. Every read pays for each
+    /// level-0 file (a get probes its filter, a scan merges it), and with no writer adding
+    /// files a deeper level cannot starve; under a steady writer the scores decide.
     /// `writerWaits` counts the writer's entries into and exits from its waits for room
     /// (odd while it waits; Maintenance.writerWaits); nil turns the exception off (work run
     /// inline, in tests, where the choice must not depend on time).
@@ -31,7 +32,7 @@ extension VersionSet {
             var bestLevel = -1
             var bestScore = 1.0
             var l0Score = Double(levels[0].count) / Double(level0CompactionTrigger)
-            if writerIdle && l0Score >= 1 { l0Score = .infinity }
+            if writerIdle && levels[0].count >= min(Self.idleLevel0Files, level0CompactionTrigger) { l0Score = .infinity }
             if l0Score >= bestScore {
                 bestLevel = 0
                 bestScore = l0Score
@@ -79,6 +80,13 @@ extension VersionSet {
     /// idle. Picks can follow each other within a millisecond (a file moved down without a
     /// merge), and a loading writer was seen to pause for over 100 ms between commits.
     static let writerIdleNanoseconds: UInt64 = 1_000_000_000
+
+    /// Level-0 files that an idle writer's store merges though level 0 is not due: a store
+    /// reopened to be read (an app after launch) would otherwise keep up to
+    /// `level0CompactionTrigger - 1` files, in every scan's merge and behind every get's
+    /// filter probes, until writes came to fill level 0. A single file is left alone: merging
+    /// it rewrites the level-1 files it overlaps for one source less.
+    static let idleLevel0Files = 2
 
     private func targetBytes(_ level: Int) -> Int {
         var target = level1Bytes
