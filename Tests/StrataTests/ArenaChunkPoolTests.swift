@@ -83,6 +83,28 @@ import Testing
         chunk.deallocate()
     }
 
+    @Test func aTakeThatMayNotRefillLeavesThePoolAlone() {
+        let pool = ArenaChunkPool(limit: 8, spares: 3)
+        #expect(pool.take(mayRefill: false) == nil)
+        pool.waitForRefill()
+        #expect(pool.count == 0)
+    }
+
+    /// A store that writes less than a chunk (its table's first) holds no spares; one that
+    /// writes past it does.
+    @Test func aSmallWriteSetsNoChunksUp() throws {
+        var options = APITestSimulated.options(SimulatedFileSystem())
+        options.memtableBytes = 8 * Arena.chunkBytes
+        let store = try Store(path: APITestSimulated.path, options: options)
+        defer { try? store.close() }
+        let pool = try #require(store.engine.writing?.writer.chunkPool)
+        try store.write(durability: .buffered) { tx in
+            for i in 0..<20 { try tx.put(Array("small-\(i)".utf8), [UInt8](repeating: 1, count: 100)) }
+        }
+        pool.waitForRefill()
+        #expect(pool.count == 0)
+    }
+
     @Test func aRefillStopsAtTheLimit() {
         let pool = ArenaChunkPool(limit: 2, spares: 5)
         #expect(pool.spares == 2)

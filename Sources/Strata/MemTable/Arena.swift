@@ -43,7 +43,9 @@ final class Arena {
         }
         if size > remaining {
             let chunk: UnsafeMutableRawPointer
-            if let reused = pool?.take() {
+            // A table's first chunk starts no refill: a store that writes a few records is
+            // left holding no set-up chunks it will not use.
+            if let reused = pool?.take(mayRefill: !chunks.isEmpty) {
                 chunk = reused
             } else {
                 chunk = UnsafeMutableRawPointer.allocate(byteCount: Arena.chunkBytes, alignment: 8)
@@ -71,7 +73,8 @@ final class Arena {
 /// (docs/benchmarks.md, 2026-11-26, late: "memtable chunks reused").
 ///
 /// Until a freed table's chunk first comes back, a `take()` that leaves fewer than `spares`
-/// starts a refill: the process's refill thread sets fresh chunks up while the writer fills
+/// starts a refill, unless it is for a table's first chunk (a store that writes a few
+/// records should hold no chunks it will not use): the process's refill thread sets fresh chunks up while the writer fills
 /// the one it took (docs/benchmarks.md, "Memtable chunks set up ahead of the writer"). Once
 /// chunks come back the pool lives on those: fresh chunks set up beside them would only be
 /// freed when the returning ones overflow the limit, and a writer made faster beside a busy
@@ -119,11 +122,11 @@ final class ArenaChunkPool: Sendable {
     }
 
     /// A chunk, or nil when the pool is empty. Starts a refill when it leaves fewer than
-    /// `spares`.
-    func take() -> UnsafeMutableRawPointer? {
+    /// `spares` and `mayRefill`.
+    func take(mayRefill: Bool = true) -> UnsafeMutableRawPointer? {
         let (address, refill) = state.withLock { state -> (UInt?, Int?) in
             let address = state.held.popLast()
-            guard state.held.count < spares, !state.refilling, !state.recycling else { return (address, nil) }
+            guard mayRefill, state.held.count < spares, !state.refilling, !state.recycling else { return (address, nil) }
             state.refilling = true
             return (address, state.generation)
         }
