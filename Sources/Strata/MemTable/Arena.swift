@@ -74,11 +74,11 @@ final class Arena {
 ///
 /// Until a freed table's chunk first comes back, a `take()` that leaves fewer than `spares`
 /// starts a refill, unless it is for a table's first chunk (a store that writes a few
-/// records should hold no chunks it will not use): the process's refill thread sets fresh chunks up while the writer fills
-/// the one it took (docs/benchmarks.md, "Memtable chunks set up ahead of the writer"). Once
-/// chunks come back the pool lives on those: fresh chunks set up beside them would only be
-/// freed when the returning ones overflow the limit, and a writer made faster beside a busy
-/// reader takes the reader's time on a small machine.
+/// records should hold no chunks it will not use): the process's refill thread sets fresh
+/// chunks up while the writer fills the one it took (docs/benchmarks.md, "Memtable chunks
+/// set up ahead of the writer"). Once chunks come back the pool lives on those: fresh chunks
+/// set up beside them would only be freed when the returning ones overflow the limit, and a
+/// writer made faster beside a busy reader takes the reader's time on a small machine.
 ///
 /// Invariants:
 /// 1. The pool holds at most `limit` chunks, each `Arena.chunkBytes` long and owned by
