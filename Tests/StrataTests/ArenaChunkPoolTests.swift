@@ -90,14 +90,19 @@ import Testing
         #expect(pool.count == 0)
     }
 
-    /// A store that writes less than a chunk (its table's first) holds no spares; one that
-    /// writes past it does.
-    @Test func aSmallWriteSetsNoChunksUp() throws {
+    /// A store on a simulated file system with memtables of eight chunks, and its writer's pool.
+    private static func storeAndPool() throws -> (Store, ArenaChunkPool) {
         var options = APITestSimulated.options(SimulatedFileSystem())
         options.memtableBytes = 8 * Arena.chunkBytes
         let store = try Store(path: APITestSimulated.path, options: options)
+        return (store, try #require(store.engine.writing?.writer.chunkPool))
+    }
+
+    /// A store that writes less than a chunk (its table's first) holds no spares
+    /// (`aStoresFirstMemtableTakesReadiedChunks` writes past it).
+    @Test func aSmallWriteSetsNoChunksUp() throws {
+        let (store, pool) = try Self.storeAndPool()
         defer { try? store.close() }
-        let pool = try #require(store.engine.writing?.writer.chunkPool)
         try store.write(durability: .buffered) { tx in
             for i in 0..<20 { try tx.put(Array("small-\(i)".utf8), [UInt8](repeating: 1, count: 100)) }
         }
@@ -151,11 +156,8 @@ import Testing
     /// A store's writer readies chunks for its first memtable, so the chunks its writes take
     /// come set up; what they write reads back.
     @Test func aStoresFirstMemtableTakesReadiedChunks() throws {
-        var options = APITestSimulated.options(SimulatedFileSystem())
-        options.memtableBytes = 8 * Arena.chunkBytes
-        let store = try Store(path: APITestSimulated.path, options: options)
+        let (store, pool) = try Self.storeAndPool()
         defer { try? store.close() }
-        let pool = try #require(store.engine.writing?.writer.chunkPool)
         #expect(pool.spares == Writer.spareArenaChunks)
         let value = [UInt8](repeating: 7, count: 1000)
         for batch in 0..<6 {

@@ -86,34 +86,22 @@ import Testing
         return store
     }
 
-    @Test func twoLevel0FilesAreMergedWhileTheWriterIsIdle() async throws {
-        let seed = TestEnvironment.seed(0x1D1F, test: "IdleCompactionTests.twoLevel0FilesAreMergedWhileTheWriterIsIdle")
-        try await TestEnvironment.withTemporaryDirectory("idle-compaction-two") { path in
-            let store = try Self.storeWithLevel0(files: 2, path: path, inline: true, seed: seed)
+    /// Level-0 files left by the load, the writer's wait count at the pick (odd: it waits for
+    /// room), and how many level-0 files the pick merges (0: none is picked). Level 0's trigger
+    /// is 4, so none of these is due by its score.
+    @Test(arguments: [
+        (files: 2, writerWaits: 0, merged: 2),  // idle since the open: merged below the trigger
+        (files: 1, writerWaits: 0, merged: 0),  // a single file is left alone
+        (files: 3, writerWaits: 1, merged: 0)  // a waiting writer is not idle
+    ])
+    func anIdlePickMergesLevel0FromTwoFiles(files: Int, writerWaits: Int, merged: Int) async throws {
+        let seed = TestEnvironment.seed(0x1D1F, test: "IdleCompactionTests.anIdlePickMergesLevel0FromTwoFiles.\(files).\(writerWaits)")
+        try await TestEnvironment.withTemporaryDirectory("idle-compaction-pick") { path in
+            let store = try Self.storeWithLevel0(files: files, path: path, inline: true, seed: seed)
             defer { try? store.close() }
-            // Level 0 is not due (2 of 4), but nothing was committed since the open.
-            let plan = try #require(store.engine.versions.pickCompaction(writerWaits: 0), "seed \(seed)")
-            #expect(plan.outputLevel == 1)
-            #expect(plan.inputs.first { $0.level == 0 }?.files.count == 2)
-        }
-    }
-
-    @Test func oneLevel0FileIsLeftAlone() async throws {
-        let seed = TestEnvironment.seed(0x1D20, test: "IdleCompactionTests.oneLevel0FileIsLeftAlone")
-        try await TestEnvironment.withTemporaryDirectory("idle-compaction-one") { path in
-            let store = try Self.storeWithLevel0(files: 1, path: path, inline: true, seed: seed)
-            defer { try? store.close() }
-            #expect(store.engine.versions.pickCompaction(writerWaits: 0) == nil, "seed \(seed)")
-        }
-    }
-
-    @Test func aWaitingWriterLeavesLevel0ToItsTrigger() async throws {
-        let seed = TestEnvironment.seed(0x1D21, test: "IdleCompactionTests.aWaitingWriterLeavesLevel0ToItsTrigger")
-        try await TestEnvironment.withTemporaryDirectory("idle-compaction-waiting") { path in
-            let store = try Self.storeWithLevel0(files: 3, path: path, inline: true, seed: seed)
-            defer { try? store.close() }
-            // An odd count: the writer waits for room, so it is not idle.
-            #expect(store.engine.versions.pickCompaction(writerWaits: 1) == nil, "seed \(seed)")
+            let plan = store.engine.versions.pickCompaction(writerWaits: writerWaits)
+            #expect((plan?.inputs.first { $0.level == 0 }?.files.count ?? 0) == merged, "seed \(seed)")
+            #expect(plan == nil || plan?.outputLevel == 1, "seed \(seed)")
         }
     }
 
