@@ -48,11 +48,7 @@ final class Arena {
             if let reused = pool?.take(mayRefill: !chunks.isEmpty) {
                 chunk = reused
             } else {
-                chunk = UnsafeMutableRawPointer.allocate(byteCount: Arena.chunkBytes, alignment: 8)
-                // Fresh memory took a page fault per 4 KiB as the nodes filled it, over a
-                // third of a small bulk load's commit time; one call sets the chunk's pages
-                // up at once.
-                strata_prefault(chunk, Arena.chunkBytes)
+                chunk = Arena.freshChunk()
             }
             chunks.append(chunk)
             cursor = chunk
@@ -63,6 +59,15 @@ final class Arena {
         cursor = result + size
         remaining -= size
         return result
+    }
+
+    /// A standard chunk from the system with its pages set up. Fresh memory took a page fault
+    /// per 4 KiB as the nodes filled it, over a third of a small bulk load's commit time; one
+    /// call sets the chunk's pages up at once.
+    static func freshChunk() -> UnsafeMutableRawPointer {
+        let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkBytes, alignment: 8)
+        strata_prefault(chunk, chunkBytes)
+        return chunk
     }
 }
 
@@ -148,8 +153,7 @@ final class ArenaChunkPool: Sendable {
                 return true
             }
             guard more else { return }
-            let chunk = UnsafeMutableRawPointer.allocate(byteCount: Arena.chunkBytes, alignment: 8)
-            strata_prefault(chunk, Arena.chunkBytes)
+            let chunk = Arena.freshChunk()
             let kept = state.withLock { state -> Bool in
                 guard state.generation == generation, state.held.count < limit else { return false }
                 state.held.append(UInt(bitPattern: chunk))
