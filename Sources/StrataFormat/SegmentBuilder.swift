@@ -1,5 +1,6 @@
-// Writes a whole segment (SSTable) into memory; the caller writes the bytes to a file.
-// Layout and validity rules: docs/format/segment.md.
+// Builds a segment (SSTable) in memory; the caller writes the bytes to a file, all at the end
+// or a stretch at a time as blocks are finished (`drain`). Layout and validity rules:
+// docs/format/segment.md.
 //
 //   segment := dataBlock* filterBlock indexBlock footer
 //
@@ -34,7 +35,10 @@ public struct SegmentBuilder: Sendable {
     /// them uncompressed.
     public let compressionLevel: Int32?
     public let blockSize: Int
+    /// The finished blocks not yet handed out by `drain`: the file from `drainedByteCount` on.
     private var file: [UInt8] = []
+    /// Bytes of the file already handed out by `drain`.
+    public private(set) var drainedByteCount = 0
     private var dataBlock = SegmentBlockBuilder()
     private var indexBlock = SegmentBlockBuilder()
     private var filter: BloomFilter.Builder
@@ -49,7 +53,9 @@ public struct SegmentBuilder: Sendable {
     private var pendingHandle: SegmentFormat.BlockHandle?
     public private(set) var entryCount: UInt64 = 0
     /// About how large the file would be if finished now (without filter, index and footer).
-    public var estimatedSize: Int { file.count + dataBlock.estimatedSize }
+    public var estimatedSize: Int { drainedByteCount + file.count + dataBlock.estimatedSize }
+    /// Bytes of finished blocks held, waiting for `drain` or `finish`.
+    public var bufferedByteCount: Int { file.count }
     private var smallestSequence = UInt64.max
     private var largestSequence: UInt64 = 0
 
@@ -108,7 +114,7 @@ public struct SegmentBuilder: Sendable {
         smallestSequence = min(smallestSequence, sequence)
         largestSequence = max(largestSequence, sequence)
         if dataBlock.estimatedSize >= blockSize {
-            pendingHandle = SegmentFormat.appendBlock(dataBlock.finish(), compressionLevel: compressionLevel, to: &file)
+            pendingHandle = SegmentFormat.appendBlock(dataBlock.finish(), compressionLevel: compressionLevel, to: &file, at: drainedByteCount)
         }
     }
 
@@ -128,18 +134,29 @@ public struct SegmentBuilder: Sendable {
         indexBlock.add(key: separator, value: value)
     }
 
-    /// The whole segment. The builder is spent afterwards.
+    /// Hands the finished blocks held so far to `write`, with their offset in the file, and
+    /// lets go of them: a caller that writes the file while it is built holds a stretch of
+    /// it at a time, not all of it. Call it only once the previous call's bytes are written.
+    public mutating func drain(_ write: (_ bytes: UnsafeRawBufferPointer, _ offset: Int) throws -> Void) rethrows {
+        guard !file.isEmpty else { return }
+        try file.withUnsafeBytes { try write($0, drainedByteCount) }
+        drainedByteCount += file.count
+        file.removeAll(keepingCapacity: true)
+    }
+
+    /// The rest of the segment, which goes at offset `drainedByteCount`: the whole file when
+    /// nothing was drained. The builder is spent afterwards.
     public mutating func finish() -> [UInt8] {
         if !dataBlock.isEmpty {
-            pendingHandle = SegmentFormat.appendBlock(dataBlock.finish(), compressionLevel: compressionLevel, to: &file)
+            pendingHandle = SegmentFormat.appendBlock(dataBlock.finish(), compressionLevel: compressionLevel, to: &file, at: drainedByteCount)
         }
         if let handle = pendingHandle {
             addIndexEntry(separator: Self.successor(lastKey), handle)
             pendingHandle = nil
         }
         // Filter bits are random-looking: compressing them would never save 12.5%.
-        let filterHandle = SegmentFormat.appendBlock(filter.finish().encoded(), compressionLevel: nil, to: &file)
-        let indexHandle = SegmentFormat.appendBlock(indexBlock.finish(), compressionLevel: compressionLevel, to: &file)
+        let filterHandle = SegmentFormat.appendBlock(filter.finish().encoded(), compressionLevel: nil, to: &file, at: drainedByteCount)
+        let indexHandle = SegmentFormat.appendBlock(indexBlock.finish(), compressionLevel: compressionLevel, to: &file, at: drainedByteCount)
         let footer = SegmentFormat.Footer(
             indexHandle: indexHandle, filterHandle: filterHandle, entryCount: entryCount,
             smallestSequence: entryCount == 0 ? 0 : smallestSequence, largestSequence: largestSequence)

@@ -135,8 +135,9 @@ public enum SegmentFormat {
 
     /// Appends `contents` and its trailer to `file`, zlib-compressed at `compressionLevel` when
     /// that saves at least 12.5% (otherwise the CPU spent inflating on every read is not
-    /// worth it). Returns the handle of the stored bytes.
-    public static func appendBlock(_ contents: [UInt8], compressionLevel: Int32?, to file: inout [UInt8]) -> BlockHandle {
+    /// worth it). Returns the handle of the stored bytes. `file` holds the segment from
+    /// offset `base` on (the bytes before it were written out already).
+    public static func appendBlock(_ contents: [UInt8], compressionLevel: Int32?, to file: inout [UInt8], at base: Int = 0) -> BlockHandle {
         var stored = contents
         var type = Compression.none
         if let level = compressionLevel, let packed = deflate(contents, level: level),
@@ -145,7 +146,7 @@ public enum SegmentFormat {
             stored = packed
             type = .zlib
         }
-        let handle = BlockHandle(offset: UInt64(file.count), size: UInt64(stored.count))
+        let handle = BlockHandle(offset: UInt64(base + file.count), size: UInt64(stored.count))
         file.append(contentsOf: stored)
         file.append(type.rawValue)
         file.appendLittleEndian(blockChecksum(stored, type: type.rawValue))

@@ -118,6 +118,35 @@ struct SegmentFormatTests {
         }
     }
 
+    /// A segment written a stretch at a time while it is built (a flush's or merge's way) is
+    /// byte for byte the file built whole: each block's handle names its offset in the file,
+    /// not in the stretch the builder held.
+    @Test(arguments: [(false, 1), (false, 5_000), (true, 1), (true, 5_000)])
+    func aSegmentDrainedWhileBuiltIsTheSameFile(compressed: Bool, drainBytes: Int) throws {
+        let model = Self.model
+        let level: Int32? = compressed ? 6 : nil
+        let whole = try model.build(compressionLevel: level)
+        var builder = SegmentBuilder(compressionLevel: level)
+        var file: [UInt8] = []
+        var drains = 0
+        for entry in model.entries {
+            try builder.add(userKey: entry.userKey, sequence: entry.sequence, kind: entry.kind, value: entry.value)
+            guard builder.bufferedByteCount >= drainBytes else { continue }
+            builder.drain { bytes, offset in
+                #expect(offset == file.count, "a stretch handed out at \(offset), after \(file.count) bytes")
+                file.append(contentsOf: bytes)
+            }
+            #expect(builder.bufferedByteCount == 0 && builder.drainedByteCount == file.count)
+            drains += 1
+        }
+        #expect(drains > 3, "the model's segment was drained only \(drains) times")
+        #expect(builder.estimatedSize >= file.count)
+        let rest = builder.finish()
+        file.append(contentsOf: rest)
+        #expect(file == whole)
+        #expect(try SegmentReader(file).entries() == model.entries)
+    }
+
     @Test func seekFindsTheFirstEntryAtOrAfterTheTarget() throws {
         let model = Self.model
         let reader = try SegmentReader(try model.build(compressionLevel: nil))

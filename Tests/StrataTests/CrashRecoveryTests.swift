@@ -120,6 +120,9 @@ struct LevelBudgets: Sendable {
     var level0CompactionTrigger = 2
     var blockCacheBytes = 32 << 10
     var compressionFromLevel: Int? = 1
+    /// Flushes and merges write their files in stretches of this size (several per file),
+    /// so crashes land between two stretches of one file too.
+    var segmentWriteBytes = 16 << 10
 
     func apply(to options: inout StoreOptions) {
         options.memtableBytes = memtableBytes
@@ -128,6 +131,7 @@ struct LevelBudgets: Sendable {
         options.level0CompactionTrigger = level0CompactionTrigger
         options.blockCacheBytes = blockCacheBytes
         options.compressionFromLevel = compressionFromLevel
+        options.segmentWriteBytes = segmentWriteBytes
         options.runsBackgroundWorkInline = true
     }
 }

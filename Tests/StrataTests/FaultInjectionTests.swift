@@ -201,6 +201,8 @@ struct FaultRun {
         options.walSegmentBytes = 64 << 10
         options.memtableBytes = 64 << 10
         options.segmentFileBytes = 64 << 10
+        // Segment files written in several stretches each: a fault meets a file half written.
+        options.segmentWriteBytes = 16 << 10
         options.level1Bytes = 1 << 20
         options.level0CompactionTrigger = 2
         options.blockCacheBytes = 16 << 10

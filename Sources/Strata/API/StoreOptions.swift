@@ -130,6 +130,11 @@ public struct StoreOptions: Sendable {
     /// workload build memtables of many runs.
     @_spi(Testing) public var memtableRunLength: Int? = nil
 
+    /// Test hook: the bytes of finished blocks a flush or compaction holds before it writes
+    /// them to its output file (SegmentOutput); nil for the engine's own (1 MiB). A small
+    /// value makes a short workload write its segment files a stretch at a time.
+    @_spi(Testing) public var segmentWriteBytes: Int? = nil
+
     public init() {}
 }
 

@@ -98,6 +98,9 @@ struct CompactionMerge {
     let deeperLevels: [[SegmentTable]]
     let targetFileBytes: Int
     let options: StoreOptions
+    /// Where the outputs are streamed while they are built; nil builds each whole in memory
+    /// (`write` then names it).
+    var destination: SegmentOutput.Destination? = nil
     /// Throws to abandon the merge (a suspension); called every few entries.
     var checkNotPaused: () throws -> Void = {}
 
@@ -119,7 +122,7 @@ struct CompactionMerge {
         var keys = runs.indices.map { live[$0] ? runs[$0].userKey : UnsafeRawBufferPointer(start: nil, count: 0) }
         var trailers = runs.indices.map { live[$0] ? runs[$0].trailer : 0 }
         var outputs: [SegmentMeta] = []
-        var output = SegmentOutput(level: plan.outputLevel, options: options)
+        var output = SegmentOutput(level: plan.outputLevel, options: options, streamingTo: destination)
         // The user key being merged, in a buffer reused from key to key.
         let currentKey = KeyBuffer()
         var hasCurrentKey = false
@@ -128,57 +131,64 @@ struct CompactionMerge {
         var entriesOut = 0
         var droppedDeletions: UInt64 = 0
 
-        while true {
-            var best = -1
-            for i in runs.indices where live[i] {
-                if best < 0 {
-                    best = i
-                    continue
+        do {
+            while true {
+                var best = -1
+                for i in runs.indices where live[i] {
+                    if best < 0 {
+                        best = i
+                        continue
+                    }
+                    if compareInternal(keys[i], trailers[i], keys[best], trailers[best]) < 0 { best = i }
                 }
-                if compareInternal(keys[i], trailers[i], keys[best], trailers[best]) < 0 { best = i }
-            }
-            if best < 0 { break }
-            let run = runs[best]
-            entriesIn += 1
-            if entriesIn % MaintenanceInterrupted.checkInterval == 0 { try checkNotPaused() }
-            let trailer = trailers[best]
-            let sequence = trailer >> 8
-            let isTombstone = trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
-            let userKey = keys[best]
-            let sameKey = hasCurrentKey && compareKeys(currentKey.bytes, userKey) == 0
-            if !sameKey {
-                // A key's versions never straddle two output files, so levels stay disjoint.
-                if output.entryCount > 0 && output.estimatedSize >= targetFileBytes {
-                    outputs.append(try write(&output))
-                    output = SegmentOutput(level: plan.outputLevel, options: options)
+                if best < 0 { break }
+                let run = runs[best]
+                entriesIn += 1
+                if entriesIn % MaintenanceInterrupted.checkInterval == 0 { try checkNotPaused() }
+                let trailer = trailers[best]
+                let sequence = trailer >> 8
+                let isTombstone = trailer & 0xFF == UInt64(SegmentFormat.EntryKind.tombstone.rawValue)
+                let userKey = keys[best]
+                let sameKey = hasCurrentKey && compareKeys(currentKey.bytes, userKey) == 0
+                if !sameKey {
+                    // A key's versions never straddle two output files, so levels stay disjoint.
+                    if output.entryCount > 0 && output.estimatedSize >= targetFileBytes {
+                        outputs.append(try write(&output))
+                        output = SegmentOutput(level: plan.outputLevel, options: options, streamingTo: destination)
+                    }
+                    currentKey.set(userKey)
+                    hasCurrentKey = true
+                    keptAtHorizon = false
                 }
-                currentKey.set(userKey)
-                hasCurrentKey = true
-                keptAtHorizon = false
-            }
-            var keep = true
-            if sequence <= horizon {
-                if keptAtHorizon {
-                    keep = false
-                } else {
-                    keptAtHorizon = true
-                    if isTombstone && !deeperLevelsHold(currentKey.bytes, deeperRanges) {
+                var keep = true
+                if sequence <= horizon {
+                    if keptAtHorizon {
                         keep = false
-                        droppedDeletions = max(droppedDeletions, sequence)
+                    } else {
+                        keptAtHorizon = true
+                        if isTombstone && !deeperLevelsHold(currentKey.bytes, deeperRanges) {
+                            keep = false
+                            droppedDeletions = max(droppedDeletions, sequence)
+                        }
                     }
                 }
+                if keep {
+                    try output.add(borrowingKey: currentKey.bytes, sequence: sequence, isTombstone: isTombstone, value: run.value)
+                    entriesOut += 1
+                }
+                live[best] = try run.next()
+                if live[best] {
+                    keys[best] = run.userKey
+                    trailers[best] = run.trailer
+                }
             }
-            if keep {
-                try output.add(borrowingKey: currentKey.bytes, sequence: sequence, isTombstone: isTombstone, value: run.value)
-                entriesOut += 1
-            }
-            live[best] = try run.next()
-            if live[best] {
-                keys[best] = run.userKey
-                trailers[best] = run.trailer
-            }
+            if output.entryCount > 0 { outputs.append(try write(&output)) }
+        } catch {
+            // A streamed output begun and not finished: its file goes (the caller removes
+            // the finished ones).
+            output.abandon()
+            throw error
         }
-        if output.entryCount > 0 { outputs.append(try write(&output)) }
         return Result(outputs: outputs, entriesIn: entriesIn, entriesOut: entriesOut, droppedDeletions: droppedDeletions)
     }
 

@@ -277,19 +277,24 @@ final class Maintenance: Sendable {
     /// Writes a sealed memtable as one level-0 file and installs it. On `flushThread`.
     private func flush(_ sealed: SealedMemTable) throws {
         try options.failpoints?.handler(.beforeFlush)
-        var output = SegmentOutput(level: 0, options: options)
+        var output = SegmentOutput(level: 0, options: options, streamingTo: outputDestination())
         var visited = 0
-        try sealed.table.forEachNode { node in
-            visited &+= 1
-            if visited % MaintenanceInterrupted.checkInterval == 0 { try checkNotPaused() }
-            guard node.sequence <= sealed.lastSequence else { return }
-            try output.add(node)
+        do {
+            try sealed.table.forEachNode { node in
+                visited &+= 1
+                if visited % MaintenanceInterrupted.checkInterval == 0 { try checkNotPaused() }
+                guard node.sequence <= sealed.lastSequence else { return }
+                try output.add(node)
+            }
+        } catch {
+            // Paused or failed midway: the part of the file written so far goes.
+            output.abandon()
+            throw error
         }
         var edit = VersionEdit(logNumber: sealed.nextLogNumber, lastSequence: sealed.lastSequence)
         var opened: [SegmentTable] = []
         if output.entryCount > 0 {
-            let number = versions.allocateFileNumber()
-            let meta = try output.write(number: number, fileSystem: fileSystem, directory: directory)
+            let meta = try output.finish()
             try fileSystem.syncDirectory(directory)
             edit.added = [meta]
             opened = [try SegmentTable.open(meta, directory: directory, fileSystem: fileSystem, cache: cache)]
@@ -306,6 +311,16 @@ final class Maintenance: Sendable {
         }
         try versions.logAndApply(edit, opened: opened, flushed: sealed.table)
         flushCount.add(1, ordering: .relaxed)
+    }
+
+    /// Where flushes and merges stream their files: the store's directory, under numbers
+    /// the version set hands out. `allocated` hears of each number handed out.
+    private func outputDestination(allocated: @escaping (UInt64) -> Void = { _ in }) -> SegmentOutput.Destination {
+        SegmentOutput.Destination(fileSystem: fileSystem, directory: directory) { [versions] in
+            let number = versions.allocateFileNumber()
+            allocated(number)
+            return number
+        }
     }
 
     // MARK: Compaction
@@ -353,11 +368,14 @@ final class Maintenance: Sendable {
         // The oldest sequence anyone may read at: a live snapshot's, or else the newest.
         let horizon = min(oldestPinned() ?? view.sequence, view.sequence)
         let deeper = versions.levels(below: plan.outputLevel)
+        /// Every number an output took, written in full or in part: removed if the merge
+        /// stops before its edit.
+        let written = Locked<[UInt64]>([])
         let merge = CompactionMerge(
             plan: plan, horizon: horizon, deeperLevels: deeper,
             targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options,
+            destination: outputDestination { number in written.withLock { $0.append(number) } },
             checkNotPaused: { try self.checkNotPaused() })
-        var written: [UInt64] = []
         /// The last output written, synced when the next one is written (or at the end), by
         /// which time its device writes are mostly done.
         var unsynced: UnsyncedFile? = nil
@@ -366,9 +384,7 @@ final class Maintenance: Sendable {
         let result: CompactionMerge.Result
         do {
             result = try merge.run { output in
-                let number = versions.allocateFileNumber()
-                written.append(number)
-                let (meta, file) = try output.writeUnsynced(number: number, fileSystem: fileSystem, directory: directory)
+                let (meta, file) = try output.finishUnsynced()
                 let previous = unsynced
                 unsynced = file
                 try previous?.sync()
@@ -394,7 +410,9 @@ final class Maintenance: Sendable {
             // names them, so they stay; if it does not, the next open removes them.
             unsynced?.abandon()
             if !editAttempted {
-                for number in written { try? fileSystem.removeFile(fileSystem.path(directory, ManifestFormat.segmentFileName(number))) }
+                for number in written.withLock({ $0 }) {
+                    try? fileSystem.removeFile(fileSystem.path(directory, ManifestFormat.segmentFileName(number)))
+                }
             }
             throw error
         }

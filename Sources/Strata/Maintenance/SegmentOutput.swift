@@ -3,25 +3,60 @@ import StrataIO
 
 /// One segment file being built by a flush or a compaction, and what the manifest will say
 /// about it.
+///
+/// A flush's or a compaction's output is streamed (`init(level:options:streamingTo:)`): each
+/// time about `writeBytes` of finished blocks are held, they are written to the file and
+/// their writeback started, so a 16 MiB memtable's flush holds a stretch of its file at a
+/// time rather than all of it (in an array that grew by doubling, copied at each step), and
+/// the sync at the end finds most of the file on the device already. The file is created
+/// when its first bytes are written; until `finish` returns, `abandon` removes it.
 struct SegmentOutput {
+    /// Where a streamed output's file goes.
+    struct Destination {
+        let fileSystem: any FileSystem
+        let directory: String
+        /// Gives the file its number, once, when its first bytes are written.
+        let allocateNumber: () -> UInt64
+    }
+
+    /// The file once created, until `finish` hands it over.
+    private struct OpenFile {
+        let number: UInt64
+        let path: String
+        let handle: any FileHandle
+        let fileSystem: any FileSystem
+    }
+
+    /// Buffered bytes at which a streamed output writes them, unless the options say
+    /// otherwise (`StoreOptions.segmentWriteBytes`).
+    static let defaultWriteBytes = 1 << 20
+
     let level: Int
     private var builder: SegmentBuilder
     private(set) var smallestKey: [UInt8] = []
     private var smallestSequence = UInt64.max
     private var largestSequence: UInt64 = 0
+    private let destination: Destination?
+    private let writeBytes: Int
+    private var file: OpenFile? = nil
 
-    init(level: Int, options: StoreOptions) {
+    /// `destination`: where to stream the file; nil builds it whole in memory, for
+    /// `write(number:fileSystem:directory:)`.
+    init(level: Int, options: StoreOptions, streamingTo destination: Destination? = nil) {
         self.level = level
         let compressed = options.compressionFromLevel.map { level >= $0 } ?? false
         // Level 1 is zlib's fastest: reads inflate every block they miss in the cache.
         builder = SegmentBuilder(compressionLevel: compressed ? 1 : nil)
+        self.destination = destination
+        writeBytes = max(options.segmentWriteBytes ?? SegmentOutput.defaultWriteBytes, 1)
     }
 
     var entryCount: UInt64 { builder.entryCount }
     var estimatedSize: Int { builder.estimatedSize }
 
     /// Adds one entry; entries come in internal-key order. Key and value are borrowed: a
-    /// flush passes them straight from the memtable, a compaction from its input block.
+    /// flush passes them straight from the memtable, a compaction from its input block. A
+    /// streamed output may write to its file here; if that fails, the file is removed.
     mutating func add(borrowingKey userKey: UnsafeRawBufferPointer, sequence: UInt64, isTombstone: Bool, value: UnsafeRawBufferPointer) throws {
         do {
             try builder.add(
@@ -33,6 +68,7 @@ struct SegmentOutput {
         if builder.entryCount == 1 { smallestKey = [UInt8](userKey) }
         smallestSequence = min(smallestSequence, sequence)
         largestSequence = max(largestSequence, sequence)
+        if let destination, builder.bufferedByteCount >= writeBytes { try writeBuffered(to: destination) }
     }
 
     /// Adds one memtable entry, key and value borrowed from the table's arena (no copy per
@@ -44,7 +80,7 @@ struct SegmentOutput {
     }
 
     /// Writes the file as `number`, synced (the caller syncs the directory), and returns its
-    /// manifest record.
+    /// manifest record. For an output built in memory.
     mutating func write(number: UInt64, fileSystem fs: any FileSystem, directory: String) throws -> SegmentMeta {
         let (meta, file) = try writeUnsynced(number: number, fileSystem: fs, directory: directory)
         try file.sync()
@@ -52,29 +88,92 @@ struct SegmentOutput {
     }
 
     /// Writes the file as `number` and starts its device writes without waiting for them;
-    /// the file counts only once the returned `UnsyncedFile` is synced. A merge syncs each
-    /// output while it builds the next, so the sync finds the writes done rather than
-    /// blocking the merge for them.
+    /// the file counts only once the returned `UnsyncedFile` is synced. For an output built
+    /// in memory.
     mutating func writeUnsynced(number: UInt64, fileSystem fs: any FileSystem, directory: String) throws -> (SegmentMeta, UnsyncedFile) {
+        precondition(destination == nil, "SegmentOutput: a streamed output is finished with finish() or finishUnsynced()")
+        return try finishUnsynced(into: Destination(fileSystem: fs, directory: directory, allocateNumber: { number }))
+    }
+
+    /// Finishes a streamed output: writes the rest of the file, synced (the caller syncs the
+    /// directory), and returns its manifest record.
+    mutating func finish() throws -> SegmentMeta {
+        let (meta, file) = try finishUnsynced()
+        try file.sync()
+        return meta
+    }
+
+    /// Finishes a streamed output: writes the rest of the file and starts its device writes
+    /// without waiting for them; the file counts only once the returned `UnsyncedFile` is
+    /// synced. A merge syncs each output while it builds the next, so the sync finds the
+    /// writes done rather than blocking the merge for them.
+    mutating func finishUnsynced() throws -> (SegmentMeta, UnsyncedFile) {
+        guard let destination else { preconditionFailure("SegmentOutput: an output built in memory is written with write(number:...)") }
+        return try finishUnsynced(into: destination)
+    }
+
+    /// Closes and removes the file a streamed output has begun, if any: for a flush or merge
+    /// that stops before `finish`. Nothing names the file yet.
+    mutating func abandon() {
+        guard let file else { return }
+        try? file.handle.close()
+        try? file.fileSystem.removeFile(file.path)
+        self.file = nil
+    }
+
+    private mutating func finishUnsynced(into destination: Destination) throws -> (SegmentMeta, UnsyncedFile) {
         let largestKey = builder.lastUserKey
-        let bytes = builder.finish()
-        let path = fs.path(directory, ManifestFormat.segmentFileName(number))
+        let rest = builder.finish()
+        let offset = builder.drainedByteCount
+        let target = try openedFile(destination)
+        do {
+            try target.handle.write(rest, at: Int64(offset))
+        } catch {
+            abandon()
+            throw error
+        }
+        // Only a head start for the sync: a failure here is the sync's to report.
+        try? target.handle.startWriteback(offset: Int64(offset), count: Int64(rest.count))
+        file = nil
+        let meta = SegmentMeta(
+            level: level, fileNumber: target.number, fileSize: UInt64(offset + rest.count), entryCount: builder.entryCount,
+            smallestSequence: builder.entryCount == 0 ? 0 : smallestSequence, largestSequence: largestSequence,
+            smallestKey: smallestKey, largestKey: largestKey)
+        return (meta, UnsyncedFile(handle: target.handle, path: target.path, fileSystem: target.fileSystem))
+    }
+
+    /// Writes the finished blocks held to the file, creating it first if need be.
+    private mutating func writeBuffered(to destination: Destination) throws {
+        let target = try openedFile(destination)
+        do {
+            try builder.drain { bytes, offset in
+                try target.handle.write(bytes, at: Int64(offset))
+                // A head start for the sync at the end; a failure here is the sync's to report.
+                try? target.handle.startWriteback(offset: Int64(offset), count: Int64(bytes.count))
+            }
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
+    /// The file, created (empty) under its newly allocated number if it is not yet.
+    private mutating func openedFile(_ destination: Destination) throws -> OpenFile {
+        if let file { return file }
+        let fs = destination.fileSystem
+        let number = destination.allocateNumber()
+        let path = fs.path(destination.directory, ManifestFormat.segmentFileName(number))
         let handle = try fs.openFile(path, create: true)
         do {
             try handle.truncate(to: 0)
-            try handle.write(bytes, at: 0)
         } catch {
             try? handle.close()
             try? fs.removeFile(path)
             throw error
         }
-        // Only a head start for the sync: a failure here is the sync's to report.
-        try? handle.startWriteback(offset: 0, count: Int64(bytes.count))
-        let meta = SegmentMeta(
-            level: level, fileNumber: number, fileSize: UInt64(bytes.count), entryCount: builder.entryCount,
-            smallestSequence: builder.entryCount == 0 ? 0 : smallestSequence, largestSequence: largestSequence,
-            smallestKey: smallestKey, largestKey: largestKey)
-        return (meta, UnsyncedFile(handle: handle, path: path, fileSystem: fs))
+        let opened = OpenFile(number: number, path: path, handle: handle, fileSystem: fs)
+        file = opened
+        return opened
     }
 }
 
