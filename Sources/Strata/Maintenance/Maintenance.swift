@@ -370,11 +370,11 @@ final class Maintenance: Sendable {
         let deeper = versions.levels(below: plan.outputLevel)
         /// Every number an output took, written in full or in part: removed if the merge
         /// stops before its edit.
-        let written = Locked<[UInt64]>([])
+        var written: [UInt64] = []
         let merge = CompactionMerge(
             plan: plan, horizon: horizon, deeperLevels: deeper,
             targetFileBytes: max(options.segmentFileBytes, 64 << 10), options: options,
-            destination: outputDestination { number in written.withLock { $0.append(number) } },
+            destination: outputDestination { number in written.append(number) },
             checkNotPaused: { try self.checkNotPaused() })
         /// The last output written, synced when the next one is written (or at the end), by
         /// which time its device writes are mostly done.
@@ -410,9 +410,7 @@ final class Maintenance: Sendable {
             // names them, so they stay; if it does not, the next open removes them.
             unsynced?.abandon()
             if !editAttempted {
-                for number in written.withLock({ $0 }) {
-                    try? fileSystem.removeFile(fileSystem.path(directory, ManifestFormat.segmentFileName(number)))
-                }
+                for number in written { try? fileSystem.removeFile(fileSystem.path(directory, ManifestFormat.segmentFileName(number))) }
             }
             throw error
         }
