@@ -42,6 +42,13 @@ public struct SegmentBlockBuilder: Sendable {
 
     /// `add` with the value borrowed.
     public mutating func add(key: [UInt8], value: UnsafeRawBufferPointer) {
+        key.withUnsafeBytes { add(borrowingKey: $0, value: value) }
+    }
+
+    /// `add` with key and value borrowed: a segment's builder passes each entry's internal
+    /// key from a buffer it reuses. Bytes are copied from the pointers, so adding an entry
+    /// retains nothing.
+    mutating func add(borrowingKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         var shared = 0
         // A restart also when this entry would take the stretch since the last restart past
         // `restartBytes`: a point read walks at most one stretch after its search.
@@ -50,15 +57,16 @@ public struct SegmentBlockBuilder: Sendable {
             sinceRestart = 0
         } else {
             let limit = min(lastKey.count, key.count)
-            while shared < limit && lastKey[shared] == key[shared] { shared += 1 }
+            lastKey.withUnsafeBufferPointer { last in
+                while shared < limit && last[shared] == key[shared] { shared += 1 }
+            }
         }
         buffer.appendVarint(UInt64(shared))
         buffer.appendVarint(UInt64(key.count - shared))
         buffer.appendVarint(UInt64(value.count))
-        buffer.append(contentsOf: key[shared...])
+        buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: key[shared...]))
         buffer.append(contentsOf: value)
-        // Copied into the buffer it already has, not shared with the caller's array: the
-        // caller reuses its array for the next key, which would then have to copy it.
+        // Copied into the buffer it already has: the caller reuses its own for the next key.
         lastKey.removeAll(keepingCapacity: true)
         lastKey.append(contentsOf: key)
         sinceRestart += 1

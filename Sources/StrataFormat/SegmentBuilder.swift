@@ -107,7 +107,8 @@ public struct SegmentBuilder: Sendable {
             lastUserKey.removeAll(keepingCapacity: true)
             lastUserKey.append(contentsOf: userKey)
         }
-        dataBlock.add(key: scratchKey, value: value)
+        // The key borrowed from its buffer: passing the array would retain and release it.
+        scratchKey.withUnsafeBytes { dataBlock.add(borrowingKey: $0, value: value) }
         swap(&lastKey, &scratchKey)
         lastSequence = sequence
         entryCount += 1
