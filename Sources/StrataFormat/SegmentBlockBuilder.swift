@@ -17,12 +17,20 @@ public struct SegmentBlockBuilder: Sendable {
     /// A restart also comes where an entry would take the bytes since the last one past this
     /// (`SegmentFormat.restartBytes`).
     public let restartBytes: Int
+    /// The block's entries so far: `buffer[0..<used]`. The array is only grown, never
+    /// shrunk, and entries are written into it in place: appending each field was a call
+    /// (and a uniqueness and capacity check) per field, a fifth of a flush's time.
     private var buffer: [UInt8] = []
+    private var used = 0
     private var restarts: [UInt32] = []
     private var sinceRestart = 0
-    /// The key of the last entry added (empty before the first).
-    public private(set) var lastKey: [UInt8] = []
+    /// The key of the last entry added: `lastKeyBytes[0..<lastKeyCount]`, kept the same way.
+    private var lastKeyBytes: [UInt8] = []
+    private var lastKeyCount = 0
     public private(set) var entryCount = 0
+
+    /// The key of the last entry added (empty before the first).
+    public var lastKey: [UInt8] { Array(lastKeyBytes[0..<lastKeyCount]) }
 
     public init(restartInterval: Int = SegmentFormat.restartInterval, restartBytes: Int = SegmentFormat.restartBytes) {
         precondition(restartInterval >= 1, "restart interval must be at least 1")
@@ -34,7 +42,7 @@ public struct SegmentBlockBuilder: Sendable {
     public var isEmpty: Bool { entryCount == 0 }
 
     /// The size `finish()` would return now.
-    public var estimatedSize: Int { buffer.count + 4 * max(restarts.count, 1) + 4 }
+    public var estimatedSize: Int { used + 4 * max(restarts.count, 1) + 4 }
 
     public mutating func add(key: [UInt8], value: [UInt8]) {
         value.withUnsafeBytes { add(key: key, value: $0) }
@@ -52,39 +60,57 @@ public struct SegmentBlockBuilder: Sendable {
         var shared = 0
         // A restart also when this entry would take the stretch since the last restart past
         // `restartBytes`: a point read walks at most one stretch after its search.
-        if entryCount == 0 || sinceRestart == restartInterval || buffer.count - Int(restarts.last!) + key.count + value.count > restartBytes {
-            restarts.append(UInt32(buffer.count))
+        if entryCount == 0 || sinceRestart == restartInterval || used - Int(restarts.last!) + key.count + value.count > restartBytes {
+            restarts.append(UInt32(used))
             sinceRestart = 0
         } else {
-            let limit = min(lastKey.count, key.count)
-            lastKey.withUnsafeBufferPointer { last in
+            let limit = min(lastKeyCount, key.count)
+            lastKeyBytes.withUnsafeBufferPointer { last in
                 while shared < limit && last[shared] == key[shared] { shared += 1 }
             }
         }
-        buffer.appendVarint(UInt64(shared))
-        buffer.appendVarint(UInt64(key.count - shared))
-        buffer.appendVarint(UInt64(value.count))
-        buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: key[shared...]))
-        buffer.append(contentsOf: value)
+        let unshared = key.count - shared
+        Self.reserve(&buffer, used + 3 * Varint.maxBytes + unshared + value.count)
+        used = buffer.withUnsafeMutableBytes { out in
+            let base = out.baseAddress!
+            var p = used
+            p += Varint.store(UInt64(shared), at: base + p)
+            p += Varint.store(UInt64(unshared), at: base + p)
+            p += Varint.store(UInt64(value.count), at: base + p)
+            if unshared > 0 { (base + p).copyMemory(from: key.baseAddress! + shared, byteCount: unshared) }
+            p += unshared
+            if value.count > 0 { (base + p).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+            return p + value.count
+        }
         // Copied into the buffer it already has: the caller reuses its own for the next key.
-        lastKey.removeAll(keepingCapacity: true)
-        lastKey.append(contentsOf: key)
+        Self.reserve(&lastKeyBytes, key.count)
+        if key.count > 0 {
+            lastKeyBytes.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: key.baseAddress!, byteCount: key.count) }
+        }
+        lastKeyCount = key.count
         sinceRestart += 1
         entryCount += 1
+    }
+
+    /// Grows `bytes` (zero-filled) to at least `count` bytes, at least doubling it.
+    @inline(__always)
+    private static func reserve(_ bytes: inout [UInt8], _ count: Int) {
+        if bytes.count < count { bytes.append(contentsOf: repeatElement(0, count: max(count, 2 * bytes.count) - bytes.count)) }
     }
 
     /// The finished block contents; the builder is empty again afterwards. An empty block
     /// still has one restart (offset 0), so every block has the same shape.
     public mutating func finish() -> [UInt8] {
-        var out = buffer
+        var out = [UInt8]()
         out.reserveCapacity(estimatedSize)
+        out.append(contentsOf: buffer[0..<used])
         let offsets = restarts.isEmpty ? [0] : restarts
         for offset in offsets { out.appendLittleEndian(offset) }
         out.appendLittleEndian(UInt32(offsets.count))
-        buffer.removeAll(keepingCapacity: true)
+        used = 0
         restarts.removeAll(keepingCapacity: true)
         sinceRestart = 0
-        lastKey.removeAll(keepingCapacity: true)
+        lastKeyCount = 0
         entryCount = 0
         return out
     }

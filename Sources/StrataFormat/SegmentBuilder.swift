@@ -42,9 +42,10 @@ public struct SegmentBuilder: Sendable {
     private var dataBlock = SegmentBlockBuilder()
     private var indexBlock = SegmentBlockBuilder()
     private var filter: BloomFilter.Builder
+    /// The internal key of the last entry added (empty before the first).
     private var lastKey: [UInt8] = []
     /// The user key of the last entry added (empty before the first).
-    public private(set) var lastUserKey: [UInt8] = []
+    public var lastUserKey: [UInt8] { lastKey.isEmpty ? [] : Array(lastKey[0..<(lastKey.count - SegmentFormat.internalKeyTrailerSize)]) }
     /// Reused for each entry's internal key, swapped with `lastKey` once added, so a steady
     /// stream of entries allocates nothing.
     private var scratchKey: [UInt8] = []
@@ -91,22 +92,21 @@ public struct SegmentBuilder: Sendable {
         precondition(kind == .value || value.isEmpty, "a tombstone has no value")
         // User key ascending; for one user key, sequence strictly descending (two entries of
         // one user key must differ in sequence, whatever their kinds).
-        let order = entryCount == 0 ? -1 : lastUserKey.withUnsafeBytes { compareKeys($0, userKey) }
+        let order =
+            entryCount == 0
+            ? -1 : lastKey.withUnsafeBytes { compareKeys(UnsafeRawBufferPointer(rebasing: $0.dropLast(SegmentFormat.internalKeyTrailerSize)), userKey) }
         if order > 0 || (order == 0 && sequence >= lastSequence) {
             throw SegmentBuilderError(.outOfOrder, "entry (\(userKey.count)-byte key, sequence \(sequence)) does not sort after the previous entry")
         }
         scratchKey.removeAll(keepingCapacity: true)
         scratchKey.append(contentsOf: userKey)
-        scratchKey.appendLittleEndian(SegmentFormat.trailer(sequence: sequence, kind: kind))
+        // The trailer's eight bytes in one append, not one call per byte.
+        withUnsafeBytes(of: SegmentFormat.trailer(sequence: sequence, kind: kind).littleEndian) { scratchKey.append(contentsOf: $0) }
         if let handle = pendingHandle {
             addIndexEntry(separator: Self.separator(lastKey, scratchKey), handle)
             pendingHandle = nil
         }
-        if order != 0 {
-            filter.add(hash: BloomFilter.hash(userKey))
-            lastUserKey.removeAll(keepingCapacity: true)
-            lastUserKey.append(contentsOf: userKey)
-        }
+        if order != 0 { filter.add(hash: BloomFilter.hash(userKey)) }
         // The key borrowed from its buffer: passing the array would retain and release it.
         scratchKey.withUnsafeBytes { dataBlock.add(borrowingKey: $0, value: value) }
         swap(&lastKey, &scratchKey)
