@@ -18,8 +18,8 @@ public struct SegmentBlockBuilder: Sendable {
     /// (`SegmentFormat.restartBytes`).
     public let restartBytes: Int
     /// The block's entries so far: `buffer[0..<used]`. The array is only grown, never
-    /// shrunk, and entries are written into it in place: appending each field was a call
-    /// (and a uniqueness and capacity check) per field, a fifth of a flush's time.
+    /// shrunk, and entries are written into it in place: an append per field, each a call with
+    /// its own uniqueness and capacity checks, took about a fifth of flushes' and merges' time.
     private var buffer: [UInt8] = []
     private var used = 0
     private var restarts: [UInt32] = []

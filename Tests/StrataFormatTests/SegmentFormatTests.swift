@@ -173,6 +173,54 @@ struct SegmentFormatTests {
         #expect(try start.next() == model.entries.first)
     }
 
+    /// The block builder writes entries in place into a buffer it keeps between blocks; its
+    /// bytes must be the spec's (docs/format/segment.md, "Blocks"), which this test encodes
+    /// the plain way, field by field. Keys of 0 to 300 bytes share prefixes of any length,
+    /// values run from empty to 70,000 bytes (past every size the buffer had), and the same
+    /// builder makes three blocks in a row.
+    @Test func aBlockBuiltInPlaceHasTheSpecsBytes() throws {
+        let seed: UInt64 = 0xB10C
+        var random = SegmentTestRandom(seed: seed)
+        var builder = SegmentBlockBuilder()
+        for round in 0..<3 {
+            var expected = [UInt8]()
+            var restarts = [UInt32]()
+            var previous = [UInt8]()
+            var sinceRestart = 0
+            var key = [UInt8]()
+            for index in 0..<(40 + round * 30) {
+                // Ascending keys: keep a prefix of the last one, then bytes that sort after it.
+                key = Array(key.prefix(Int(random.next() % UInt64(key.count + 1))))
+                key.append(UInt8(truncatingIfNeeded: 0x80 + index))
+                key += (0..<Int(random.next() % 200)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                let valueLength = index == 20 ? 70_000 : Int(random.next() % 5000) * Int(random.next() % 2)
+                let value = (0..<valueLength).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                var shared = 0
+                let bytesSinceRestart = expected.count - Int(restarts.last ?? 0)
+                if index == 0 || sinceRestart == SegmentFormat.restartInterval || bytesSinceRestart + key.count + value.count > SegmentFormat.restartBytes {
+                    restarts.append(UInt32(expected.count))
+                    sinceRestart = 0
+                } else {
+                    while shared < min(previous.count, key.count) && previous[shared] == key[shared] { shared += 1 }
+                }
+                Varint.append(UInt64(shared), to: &expected)
+                Varint.append(UInt64(key.count - shared), to: &expected)
+                Varint.append(UInt64(value.count), to: &expected)
+                expected += key[shared...]
+                expected += value
+                previous = key
+                sinceRestart += 1
+                builder.add(key: key, value: value)
+                #expect(builder.lastKey == key, "seed \(seed), round \(round), entry \(index)")
+            }
+            for restart in restarts { expected.appendLittleEndian(restart) }
+            expected.appendLittleEndian(UInt32(restarts.count))
+            #expect(builder.estimatedSize == expected.count, "seed \(seed), round \(round)")
+            #expect(builder.finish() == expected, "seed \(seed), round \(round)")
+            #expect(builder.isEmpty && builder.lastKey.isEmpty, "seed \(seed), round \(round)")
+        }
+    }
+
     @Test func blockRestartsAndSeek() throws {
         // Every 16th entry, as files written before 2026-11-26 restart (the writer's default
         // is now 8; readers follow whatever spacing a block has).

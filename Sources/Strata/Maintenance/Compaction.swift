@@ -116,8 +116,8 @@ struct CompactionMerge {
                 runs.append(RawFileIterator(files: input.files))
             }
         }
-        // Unretained for the loop, which `runs` outlives: a retain and release of the chosen
-        // run per entry were a tenth of a merge's own time.
+        // Unretained for the loop, which `runs` outlives: taking the chosen run out of the
+        // array retained and released it once per entry.
         let unretained = runs.map { Unmanaged.passUnretained($0) }
         defer { withExtendedLifetime(runs) {} }
         var live = try runs.map { try $0.next() }
