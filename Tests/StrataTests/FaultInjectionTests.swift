@@ -582,7 +582,7 @@ struct FaultRun {
                 case .beforeFlush: job = .flush
                 case .beforeCompaction: job = .compaction
                 case .beforeManifestEdit, .beforeManifestInstall, .suspending: break
-                case .beforeWALWrite, .afterWALWriteBeforeSync, .beforePublish, .beforeSegmentRoll: job = nil
+                case .inlineRoundAdmitted, .beforeWALWrite, .afterWALWriteBeforeSync, .beforePublish, .beforeSegmentRoll: job = nil
                 }
                 eventIndex += 1
             }

@@ -190,6 +190,57 @@ struct LifecycleTests {
         try assertStoreIsClean(path: APITestSimulated.path, fileSystem: image, context: "after a crash while suspended")
     }
 
+    /// A synchronous write that found the writer idle takes its turn before it enters the
+    /// writer's queue; a suspension in that moment cannot see it. The write must then be
+    /// refused, not run after the suspension made the log durable and let go of the files (it
+    /// was acknowledged, and another Store that opened the path meanwhile then lost it).
+    @Test("a write that took its turn just before suspend() is refused, not committed behind it")
+    func aWriteAdmittedBeforeSuspendIsRefused() throws {
+        try APITestDirectory.with { path in
+            let admitted = DispatchSemaphore(value: 0)
+            let proceed = DispatchSemaphore(value: 0)
+            let actions = PointAction()
+            var options = APITestDirectory.options()
+            options.failpoints = actions.failpoints
+            let store = try Store(path: path, options: options)
+            try store.write { tx in try tx.put(apiKey(1), apiBytes("before")) }
+            actions.on(.inlineRoundAdmitted) {
+                admitted.signal()
+                proceed.wait()
+            }
+            let outcome = Locked<Result<Void, StoreError>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                do {
+                    try store.write(durability: .buffered) { tx in try tx.put(apiKey(2), apiBytes("late")) }
+                    outcome.withLock { $0 = .success(()) }
+                } catch let error as StoreError {
+                    outcome.withLock { $0 = .failure(error) }
+                } catch {
+                    outcome.withLock { $0 = .failure(StoreError(.invalidArgument, "\(error)")) }
+                }
+                done.signal()
+            }
+            admitted.wait()
+            try store.suspend()
+            // Another process opens the store while this one is suspended, as apps' extensions do.
+            let other = try Store(path: path, options: APITestDirectory.options())
+            try other.close()
+            proceed.signal()
+            done.wait()
+            let result = outcome.withLock { $0 }
+            switch result {
+            case .failure(let error): #expect(error.code == .suspended, "the late write failed with \(error)")
+            default: Issue.record("a write was acknowledged after suspend() returned: \(String(describing: result))")
+            }
+            _ = try store.resume()
+            try store.close()
+            let reopened = try Store(path: path, options: APITestDirectory.options())
+            #expect(try reopened.read { tx in try tx.scan(from: []).map(\.key) } == [apiKey(1)])
+            try reopened.close()
+        }
+    }
+
     @Test("suspended, the store holds no lock: another Store opens and writes it, and resume reloads")
     func anotherStoreWritesWhileSuspended() throws {
         try APITestDirectory.with { path in

@@ -20,6 +20,9 @@ public struct Failpoints: Sendable {
         case beforeManifestEdit
         /// A new manifest is about to be written and renamed into place.
         case beforeManifestInstall
+        /// A synchronous write found the writer idle and took its turn, on the caller's
+        /// thread; it has not yet entered the writer's queue. A throw here is ignored.
+        case inlineRoundAdmitted
         /// `suspend()` has refused new calls, stopped the writer's intake and asked flushes
         /// and compactions to stop; it has not yet waited for the round in flight or for
         /// them. A throw here is ignored.

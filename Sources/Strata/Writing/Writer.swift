@@ -246,6 +246,7 @@ final class Writer: @unchecked Sendable {
             return true
         }
         guard idle else { return nil }
+        try? failpoints?.handler(.inlineRoundAdmitted)
         // `queue.sync` runs the block here, on the caller's thread, one block at a time with the
         // queue's own (invariant 1). Its plain form, with the outcome in a local: the generic,
         // throwing one wraps the block once more.
@@ -253,13 +254,26 @@ final class Writer: @unchecked Sendable {
         queue.sync {
             var outcome: (any Error)?
             var needsSync = false
-            if let failure {
+            // A suspension or a close may have come between the admission above and this
+            // block: it did not wait for this round, which it could not see, and may have
+            // made the log durable and let go of the store's files already. The round must not
+            // write after it.
+            let refused: StoreError? = pending.withLock { state in
+                switch state.intake {
+                case .open: nil
+                case .suspended: StoreError.suspended()
+                case .retired(let error): error
+                }
+            }
+            if let refused {
+                outcome = refused
+            } else if let failure {
                 outcome = readOnlyError(failure)
             } else {
                 outcome = runTransaction(durability, run, needsSync: &needsSync)
             }
             // Also after a failure: it drops what a failed step left staged (invariant 4).
-            writeAndPublish(needsSync: needsSync)
+            if refused == nil { writeAndPublish(needsSync: needsSync) }
             outcome = outcome ?? failure
             lastSyncedRoundSize = 0
             checkInvariants()
