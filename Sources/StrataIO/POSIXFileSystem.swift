@@ -290,8 +290,17 @@ final class POSIXWriteWindow: WriteWindow {
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         checkInside(offset, bytes.count)
         guard let source = bytes.baseAddress else { return }
-        (base + Int(offset - range.lowerBound)).copyMemory(from: source, byteCount: bytes.count)
+        let start = Int(offset - range.lowerBound)
+        (base + start).copyMemory(from: source, byteCount: bytes.count)
+        // The next record lands right behind this one, a few microseconds from now: asking for
+        // its lines now lets its stores complete without waiting for them (a single-put
+        // commit's record is about 150 bytes; the stores of one waited about 100 ns).
+        let next = start + bytes.count
+        if next < Int(range.count) { strata_prefetch_for_write(base + next, min(Self.prefetchBytes, Int(range.count) - next)) }
     }
+
+    /// How far past a write `write` prefetches.
+    static let prefetchBytes = 256
 }
 
 final class POSIXFileLock: FileLock, Sendable {

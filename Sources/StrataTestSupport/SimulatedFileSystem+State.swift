@@ -118,6 +118,11 @@ struct SimulatedState {
     /// Bytes whose cached pages were given back (`dropCachedPages`), by path; a hint only,
     /// so it changes no file and is no operation.
     var droppedCacheBytes: [String: Int64] = [:]
+    /// Write windows not yet closed: token -> (path, range). Hints, like the above.
+    var openWindows: [Int: (path: String, range: Range<Int64>)] = [:]
+    /// Writebacks started over a range an open window still maps, by path.
+    var writebacksUnderOpenWindows: [String: Int] = [:]
+    var nextWindowToken = 0
     var crashAtOperation: Int?
     var crashed = false
     var injectedFaults: [SimulatedFileSystem.OperationKind: IOError.Code] = [:]

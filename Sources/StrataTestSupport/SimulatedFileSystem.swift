@@ -100,6 +100,34 @@ public final class SimulatedFileSystem: FileSystem {
         state.withLock { $0.droppedCacheBytes[path, default: 0] += count }
     }
 
+    /// How many times a handle started the writeback (`FileHandle.startWriteback`) of a
+    /// range that a write window still open mapped, by path. A real kernel write-protects
+    /// every mapped page it writes out, with a TLB flush on every core per page; nothing
+    /// changes here.
+    public var writebacksUnderOpenWindows: [String: Int] {
+        state.withLock { $0.writebacksUnderOpenWindows }
+    }
+
+    func recordWindowOpened(_ path: String, _ range: Range<Int64>) -> Int {
+        state.withLock { state in
+            state.nextWindowToken += 1
+            state.openWindows[state.nextWindowToken] = (path, range)
+            return state.nextWindowToken
+        }
+    }
+
+    func recordWindowClosed(_ token: Int) {
+        _ = state.withLock { $0.openWindows.removeValue(forKey: token) }
+    }
+
+    func recordWriteback(_ path: String, _ range: Range<Int64>) {
+        state.withLock { state in
+            if state.openWindows.values.contains(where: { $0.path == path && $0.range.overlaps(range) }) {
+                state.writebacksUnderOpenWindows[path, default: 0] += 1
+            }
+        }
+    }
+
     /// Whether power has failed (by `failAfter(operations:)` or `powerOff()`).
     public var hasCrashed: Bool {
         state.withLock { $0.crashed }
@@ -527,6 +555,13 @@ final class SimulatedFileHandle: FileHandle {
         try fileSystem.resize(token, path, to: size, preallocating: true)
     }
 
+    var fileSystemForWindows: SimulatedFileSystem { fileSystem }
+
+    /// Records the hint (`writebacksUnderOpenWindows`); changes nothing.
+    func startWriteback(offset: Int64, count: Int64) throws {
+        fileSystem.recordWriteback(path, offset..<(offset + count))
+    }
+
     /// Records the hint (`droppedCacheBytes`); changes nothing.
     func dropCachedPages(offset: Int64, count: Int64) throws {
         fileSystem.recordDroppedCache(path, count)
@@ -543,10 +578,16 @@ final class SimulatedFileHandle: FileHandle {
 final class SimulatedWriteWindow: WriteWindow {
     let range: Range<Int64>
     private let handle: SimulatedFileHandle
+    private let token: Int
 
     init(handle: SimulatedFileHandle, range: Range<Int64>) {
         self.handle = handle
         self.range = range
+        token = handle.fileSystemForWindows.recordWindowOpened(handle.path, range)
+    }
+
+    deinit {
+        handle.fileSystemForWindows.recordWindowClosed(token)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {

@@ -64,6 +64,17 @@ import Testing
         try Self.writeAndCheck(fs, "/wal")
     }
 
+    /// A group that reaches the next step leaves the window over a step whose writeback the
+    /// same call starts. The window is closed first: a kernel write-protects each mapped page
+    /// it writes out, one TLB flush on every core per page (the bug: the window stayed open
+    /// until the next group, and a single-put load spent a tenth of its time in those flushes).
+    @Test func noStepIsWrittenOutWhileAWindowMapsIt() throws {
+        let fs = SimulatedFileSystem()
+        try fs.createDirectory("/wal")
+        try Self.writeAndCheck(fs, "/wal")
+        #expect(fs.writebacksUnderOpenWindows.isEmpty, "\(fs.writebacksUnderOpenWindows)")
+    }
+
     @Test func groupsReadBackTheSameOnARealFileSystem() throws {
         let directory = try TemporaryDirectory(label: "wal-window")
         defer { directory.remove() }
