@@ -130,19 +130,17 @@ final class Version: Sendable {
         let levelCount = levels.count
         return try withUnsafeTemporaryAllocation(of: Unmanaged<SegmentTable>?.self, capacity: levelCount) { candidates in
             // The one file of each deeper level whose range holds the key, found once.
-            var touched: UInt8 = 0
             for file in 0..<level0Count where ranges.covers(level: 0, file: file, key) {
-                touched |= ranges.table(level: 0, file: file)._withUnsafeGuaranteedRef { $0.tail.filter.touchLine(hash: hash) }
+                ranges.table(level: 0, file: file)._withUnsafeGuaranteedRef { $0.tail.filter.prefetchLine(hash: hash) }
             }
             for index in 1..<levelCount {
                 let found = ranges.fileCount(level: index) == 0 ? nil : ranges.file(level: index, containing: key)
                 let table = found.map { ranges.table(level: index, file: $0) }
                 candidates.initializeElement(at: index, to: table)
                 if let table, index != deepest {
-                    touched |= table._withUnsafeGuaranteedRef { $0.tail.filter.touchLine(hash: hash) }
+                    table._withUnsafeGuaranteedRef { $0.tail.filter.prefetchLine(hash: hash) }
                 }
             }
-            keepAlive(touched)
             // The deepest level holds most keys: start its block's misses now, behind the
             // filters'. So does the nearest level above it with a candidate: in a settled
             // store it holds about a tenth as many, but right after a load as many or more
@@ -194,12 +192,6 @@ final class Version: Sendable {
 
     var memtableBytes: Int { sealed.reduce(memtable.approximateBytes) { $0 + $1.approximateBytes } }
     var memtableEntries: Int { sealed.reduce(memtable.count) { $0 + $1.count } }
-}
-
-/// Keeps a value the optimiser would otherwise drop, with the loads that made it.
-@inline(never)
-func keepAlive(_ value: UInt8) {
-    _ = value
 }
 
 /// A value a point read found, borrowed (`Version.borrowValue`): `bytes` is nil for a deletion
