@@ -21,6 +21,12 @@
 // are folded into one (D = 512), whose four lanes are then folded into one 128-bit lane
 // (D = 384, 256 and 128) for the same tail as above. On the project's machine (AMD EPYC) a
 // 4 KiB block in cache takes about 145 ns that way, against 284 ns with the 128-bit fold.
+//
+// Processors with VPCLMULQDQ but no AVX-512 (AMD's Zen 3, Intel's Alder Lake and later
+// client cores) multiply two 128-bit lanes per instruction in 256-bit registers: four such
+// registers take 128 bytes per step (D = 1024), are folded into one (D = 256), whose two
+// lanes are folded into one (D = 128). On a Zen 3 host a 4 KiB block in cache took 210 to
+// 270 ns that way against 460 to 610 ns with the 128-bit fold; eight registers were no faster.
 #include "strata_checksum.h"
 
 #include <zlib.h>
@@ -46,6 +52,9 @@ uint32_t strata_crc32_portable(uint32_t crc, const void *bytes, size_t count) {
 // x^(512+32) mod P and x^(512-32) mod P: four lanes ahead.
 #define K_544 0x154442bd4ULL
 #define K_480 0x1c6e41596ULL
+// x^(1024+32) mod P and x^(1024-32) mod P: four 256-bit registers ahead.
+#define K_1056 0x1e88ef372ULL
+#define K_992 0x14a7fe880ULL
 // x^(2048+32) mod P and x^(2048-32) mod P: four 512-bit registers ahead.
 #define K_2080 0x11542778aULL
 #define K_2016 0x1322d1430ULL
@@ -180,8 +189,71 @@ static uint32_t fold_crc32_wide(uint32_t crc, const uint8_t *p, size_t count) {
     return fold_tail(last, p, count);
 }
 
+#define STRATA_DOUBLE_TARGET __attribute__((target("avx2,vpclmulqdq,pclmul,sse4.1")))
+
+STRATA_DOUBLE_TARGET
+static inline __m256i fold256(__m256i lanes, __m256i constants, __m256i next) {
+    __m256i low = _mm256_clmulepi64_epi128(lanes, constants, 0x00);
+    __m256i high = _mm256_clmulepi64_epi128(lanes, constants, 0x11);
+    return _mm256_xor_si256(_mm256_xor_si256(low, high), next);
+}
+
+STRATA_DOUBLE_TARGET
+static inline __m256i load256(const uint8_t *p) {
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+
+STRATA_DOUBLE_TARGET
+static inline __m256i both_lanes(long long high, long long low) {
+    return _mm256_broadcastsi128_si256(_mm_set_epi64x(high, low));
+}
+
+// `count` is at least 128 and a multiple of 16.
+STRATA_DOUBLE_TARGET
+static uint32_t fold_crc32_double(uint32_t crc, const uint8_t *p, size_t count) {
+    const __m256i ahead8 = both_lanes((long long)K_992, (long long)K_1056);
+    const __m256i ahead2 = both_lanes((long long)K_224, (long long)K_288);
+    __m256i a = _mm256_xor_si256(load256(p), _mm256_zextsi128_si256(_mm_cvtsi32_si128((int)~crc)));
+    __m256i b = load256(p + 32);
+    __m256i c = load256(p + 64);
+    __m256i d = load256(p + 96);
+    p += 128;
+    count -= 128;
+    while (count >= 128) {
+        a = fold256(a, ahead8, load256(p));
+        b = fold256(b, ahead8, load256(p + 32));
+        c = fold256(c, ahead8, load256(p + 64));
+        d = fold256(d, ahead8, load256(p + 96));
+        p += 128;
+        count -= 128;
+    }
+    a = fold256(a, ahead2, b);
+    a = fold256(a, ahead2, c);
+    a = fold256(a, ahead2, d);
+    while (count >= 32) {
+        a = fold256(a, ahead2, load256(p));
+        p += 32;
+        count -= 32;
+    }
+    // The register's two lanes, the older folded to the position of the newer.
+    __m128i last = fold(_mm256_castsi256_si128(a), _mm_set_epi64x((long long)K_96, (long long)K_160),
+                        _mm256_extracti128_si256(a, 1));
+    return fold_tail(last, p, count);
+}
+
 static int accelerated = -1;
 static int wide = -1;
+static int doubled = -1;
+
+static int crc32_is_double(void) {
+    int known = __atomic_load_n(&doubled, __ATOMIC_RELAXED);
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = strata_crc32_is_accelerated() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vpclmulqdq");
+        __atomic_store_n(&doubled, known, __ATOMIC_RELAXED);
+    }
+    return known;
+}
 
 static int crc32_is_wide(void) {
     int known = __atomic_load_n(&wide, __ATOMIC_RELAXED);
@@ -204,21 +276,56 @@ int strata_crc32_is_accelerated(void) {
     return known;
 }
 
-uint32_t strata_crc32(uint32_t crc, const void *bytes, size_t count) {
-    const uint8_t *p = bytes;
+// The widest fold `path` allows (STRATA_CRC32_*) that this processor has and `count` bytes
+// are enough for; 0 for zlib alone.
+static int fold_for(int path, size_t count) {
     // Below 64 bytes the fold's set-up costs more than the table walk saves.
-    if (count >= 64 && strata_crc32_is_accelerated()) {
+    if (count < 64 || path < STRATA_CRC32_FOLD128 || !strata_crc32_is_accelerated()) return 0;
+    if (path >= STRATA_CRC32_FOLD512 && count >= 256 && crc32_is_wide()) return STRATA_CRC32_FOLD512;
+    if (path >= STRATA_CRC32_FOLD256 && count >= 128 && crc32_is_double()) return STRATA_CRC32_FOLD256;
+    return STRATA_CRC32_FOLD128;
+}
+
+uint32_t strata_crc32_using(int path, uint32_t crc, const void *bytes, size_t count) {
+    const uint8_t *p = bytes;
+    int fold = fold_for(path, count);
+    if (fold != 0) {
         size_t folded = count & ~(size_t)15;
-        crc = folded >= 256 && crc32_is_wide() ? fold_crc32_wide(crc, p, folded) : fold_crc32(crc, p, folded);
+        switch (fold) {
+        case STRATA_CRC32_FOLD512: crc = fold_crc32_wide(crc, p, folded); break;
+        case STRATA_CRC32_FOLD256: crc = fold_crc32_double(crc, p, folded); break;
+        default: crc = fold_crc32(crc, p, folded); break;
+        }
         p += folded;
         count -= folded;
     }
     return count > 0 ? strata_crc32_portable(crc, p, count) : crc;
 }
 
+int strata_crc32_has_path(int path) {
+    switch (path) {
+    case STRATA_CRC32_PORTABLE: return 1;
+    case STRATA_CRC32_FOLD128: return strata_crc32_is_accelerated();
+    case STRATA_CRC32_FOLD256: return crc32_is_double();
+    case STRATA_CRC32_FOLD512: return crc32_is_wide();
+    default: return 0;
+    }
+}
+
+uint32_t strata_crc32(uint32_t crc, const void *bytes, size_t count) {
+    return strata_crc32_using(STRATA_CRC32_FOLD512, crc, bytes, count);
+}
+
 #else
 
 int strata_crc32_is_accelerated(void) { return 0; }
+
+int strata_crc32_has_path(int path) { return path == STRATA_CRC32_PORTABLE; }
+
+uint32_t strata_crc32_using(int path, uint32_t crc, const void *bytes, size_t count) {
+    (void)path;
+    return strata_crc32_portable(crc, bytes, count);
+}
 
 uint32_t strata_crc32(uint32_t crc, const void *bytes, size_t count) {
     return strata_crc32_portable(crc, bytes, count);

@@ -30,4 +30,23 @@ public enum Checksum {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return seed }
         return strata_crc32_portable(seed, base, bytes.count)
     }
+
+    /// The ways `crc32` computes a CRC, narrowest first: zlib's tables, then the fold in
+    /// 128-bit registers, in 256-bit ones (VPCLMULQDQ with AVX2) and in 512-bit ones
+    /// (VPCLMULQDQ with AVX-512). `crc32` takes the widest this processor has.
+    @_spi(Testing) public enum Path: Int32, CaseIterable, Sendable {
+        case portable = 0, fold128, fold256, fold512
+    }
+
+    /// Whether this processor can take `path`.
+    @_spi(Testing) public static func isAvailable(_ path: Path) -> Bool {
+        strata_crc32_has_path(path.rawValue) != 0
+    }
+
+    /// `crc32` taking at most `path`, so a test can check each path this processor has
+    /// against zlib's value.
+    @_spi(Testing) public static func crc32(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0, upTo path: Path) -> UInt32 {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return seed }
+        return strata_crc32_using(path.rawValue, seed, base, bytes.count)
+    }
 }

@@ -1,4 +1,4 @@
-import StrataFormat
+@_spi(Testing) import StrataFormat
 import Testing
 
 /// Runs `body` with a reader over `bytes` (kept alive for the call).
@@ -35,11 +35,18 @@ private func withReader<T>(_ bytes: [UInt8], baseOffset: Int = 0, _ body: (inout
         #expect(bytes.withUnsafeBytes { Checksum.crc32($0) } == fromArray)
     }
 
-    /// The folded path must give zlib's value for every length (the fold takes whole
-    /// 16-byte lanes from 64 bytes up, four 512-bit registers at a time from 256 bytes up
-    /// where the processor has them, and zlib the rest), alignment and seed. The inputs are
-    /// fixed: a SplitMix64 stream from seed 0x5EED.
-    @Test func crc32MatchesZlibAtEveryLengthAndAlignment() {
+    /// Every folded path this processor has must give zlib's value for every length (the
+    /// fold takes whole 16-byte lanes from 64 bytes up, four 256-bit registers at a time from
+    /// 128 bytes up and four 512-bit ones from 256 bytes up where the processor has them, and
+    /// zlib the rest), alignment and seed. The inputs are fixed: a SplitMix64 stream from
+    /// seed 0x5EED.
+    @Test(arguments: Checksum.Path.allCases)
+    func crc32MatchesZlibAtEveryLengthAndAlignment(path: Checksum.Path) {
+        // zlib's path is always there; a fold this processor lacks has nothing to check.
+        guard Checksum.isAvailable(path) else {
+            #expect(path != .portable)
+            return
+        }
         var state: UInt64 = 0x5EED
         func next() -> UInt64 {
             state &+= 0x9E37_79B9_7F4A_7C15
@@ -56,7 +63,7 @@ private func withReader<T>(_ bytes: [UInt8], baseOffset: Int = 0, _ body: (inout
                 for offset in [0, 1, 3, 8, 15] {
                     let seed = length % 3 == 0 ? 0 : UInt32(truncatingIfNeeded: next())
                     let slice = UnsafeRawBufferPointer(rebasing: all[offset..<(offset + length)])
-                    if Checksum.crc32(slice, seed: seed) != Checksum.portableCRC32(slice, seed: seed) {
+                    if Checksum.crc32(slice, seed: seed, upTo: path) != Checksum.portableCRC32(slice, seed: seed) {
                         mismatches.append("length \(length) offset \(offset) seed \(seed)")
                     }
                 }
@@ -64,15 +71,25 @@ private func withReader<T>(_ bytes: [UInt8], baseOffset: Int = 0, _ body: (inout
             // Chained ranges whose split falls inside a 64-byte group.
             let whole = UnsafeRawBufferPointer(rebasing: all[0..<10_000])
             for split in [1, 63, 64, 65, 100, 4096, 9_999] {
-                let first = Checksum.crc32(UnsafeRawBufferPointer(rebasing: whole[0..<split]))
-                if Checksum.crc32(UnsafeRawBufferPointer(rebasing: whole[split...]), seed: first) != Checksum.portableCRC32(whole) {
+                let first = Checksum.crc32(UnsafeRawBufferPointer(rebasing: whole[0..<split]), upTo: path)
+                if Checksum.crc32(UnsafeRawBufferPointer(rebasing: whole[split...]), seed: first, upTo: path) != Checksum.portableCRC32(whole) {
                     mismatches.append("chained at \(split)")
                 }
             }
         }
         let count = mismatches.count
         let firstFew = mismatches.prefix(5).joined(separator: "; ")
-        #expect(count == 0, "folded CRC32 differs from zlib's (accelerated: \(Checksum.isAccelerated)): \(firstFew)")
+        #expect(count == 0, "CRC32 by \(path) differs from zlib's: \(firstFew)")
+    }
+
+    /// What `crc32` takes by default is the widest path this processor has.
+    @Test func crc32TakesTheWidestPath() {
+        let bytes: [UInt8] = (0..<4_096).map { UInt8(truncatingIfNeeded: $0 &* 131) }
+        let widest = Checksum.Path.allCases.last { Checksum.isAvailable($0) }!
+        bytes.withUnsafeBytes { raw in
+            #expect(Checksum.crc32(raw) == Checksum.crc32(raw, upTo: widest))
+            #expect(Checksum.isAccelerated == (widest != .portable))
+        }
     }
 }
 
