@@ -86,6 +86,15 @@ final class Writer: @unchecked Sendable {
         case suspended
         /// Closed or retired for good; the error callers get.
         case retired(StoreError)
+
+        /// The error a request meets: nil while open.
+        var refusal: StoreError? {
+            switch self {
+            case .open: nil
+            case .suspended: StoreError.suspended()
+            case .retired(let error): error
+            }
+        }
     }
 
     private struct PendingState {
@@ -196,11 +205,7 @@ final class Writer: @unchecked Sendable {
         if case .close = request { isClose = true } else { isClose = false }
         var wakeGatherer = false
         let outcome: Result<Bool, StoreError> = pending.withLock { state in
-            switch state.intake {
-            case .open: break
-            case .suspended: return .failure(StoreError.suspended())
-            case .retired(let error): return .failure(error)
-            }
+            if let refusal = state.intake.refusal { return .failure(refusal) }
             state.requests.append(request)
             if isClose { state.intake = .retired(StoreError.closed()) }
             if state.draining {
@@ -258,13 +263,7 @@ final class Writer: @unchecked Sendable {
             // block: it did not wait for this round, which it could not see, and may have
             // made the log durable and let go of the store's files already. The round must not
             // write after it.
-            let refused: StoreError? = pending.withLock { state in
-                switch state.intake {
-                case .open: nil
-                case .suspended: StoreError.suspended()
-                case .retired(let error): error
-                }
-            }
+            let refused = pending.withLock { $0.intake.refusal }
             if let refused {
                 outcome = refused
             } else if let failure {
