@@ -35,7 +35,10 @@ public enum Checksum {
     /// 128-bit registers, in 256-bit ones (VPCLMULQDQ with AVX2) and in 512-bit ones
     /// (VPCLMULQDQ with AVX-512). `crc32` takes the widest this processor has.
     @_spi(Testing) public enum Path: Int32, CaseIterable, Sendable {
-        case portable = 0, fold128, fold256, fold512
+        case portable = 0
+        case fold128
+        case fold256
+        case fold512
     }
 
     /// Whether this processor can take `path`.
