@@ -122,7 +122,6 @@ public struct BloomFilter: Sendable, Equatable {
     /// load, so a caller about to probe many filters can issue every miss before the first
     /// arrives (a load that misses holds up the instructions behind it once the processor's
     /// window fills, and with a few dozen level-0 filters it does).
-    @inline(__always)
     public func prefetchLine(hash: UInt64) {
         bits.withUnsafeBufferPointer { bits in
             guard let base = bits.baseAddress else { return }

@@ -492,7 +492,7 @@ public final class SimulatedFileSystem: FileSystem {
 /// A handle on a simulated file: a token the file system maps to an inode while it is open.
 final class SimulatedFileHandle: FileHandle {
     let path: String
-    private let fileSystem: SimulatedFileSystem
+    let fileSystem: SimulatedFileSystem
     private let token: Int
     /// Opened with `openFileForReading`: nothing may change the file through it.
     private let readOnly: Bool
@@ -555,8 +555,6 @@ final class SimulatedFileHandle: FileHandle {
         try fileSystem.resize(token, path, to: size, preallocating: true)
     }
 
-    var fileSystemForWindows: SimulatedFileSystem { fileSystem }
-
     /// Records the hint (`writebacksUnderOpenWindows`); changes nothing.
     func startWriteback(offset: Int64, count: Int64) throws {
         fileSystem.recordWriteback(path, offset..<(offset + count))
@@ -583,11 +581,11 @@ final class SimulatedWriteWindow: WriteWindow {
     init(handle: SimulatedFileHandle, range: Range<Int64>) {
         self.handle = handle
         self.range = range
-        token = handle.fileSystemForWindows.recordWindowOpened(handle.path, range)
+        token = handle.fileSystem.recordWindowOpened(handle.path, range)
     }
 
     deinit {
-        handle.fileSystemForWindows.recordWindowClosed(token)
+        handle.fileSystem.recordWindowClosed(token)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
