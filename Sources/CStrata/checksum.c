@@ -84,8 +84,24 @@ static inline __m128i load(const uint8_t *p) {
     return _mm_loadu_si128((const __m128i *)p);
 }
 
-// Folds `a`, the remainder so far, over the `count` bytes at `p` (a multiple of 16), then
-// reduces it to the 32-bit CRC.
+// Byte-shuffle controls for the last partial lane (see `fold_tail`): 16 bytes loaded at
+// `shift_controls + k` move each byte k - 16 places toward higher positions, and a control
+// byte with its top bit set (0x80) clears its byte.
+static const uint8_t shift_controls[48] = {
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+};
+
+// Folds `a`, the remainder so far, over the `count` bytes at `p`, then reduces it to the
+// 32-bit CRC. At least 16 bytes of the message precede `p`.
+//
+// The last 1 to 15 bytes (r of them) are folded in registers too, not left to zlib's
+// table walk (about 7 cycles a byte, one dependent load each, and a call): the remainder
+// `a` followed by those r bytes is the same polynomial as a lane of 16 - r zero bytes and
+// `a`'s first r bytes, followed by a lane of `a`'s other 16 - r bytes and the r new ones.
+// The first lane is folded one lane ahead onto the second, as any other. The new bytes are
+// read as the last 16 bytes of the message, overlapping what came before.
 STRATA_FOLD_TARGET
 static uint32_t fold_tail(__m128i a, const uint8_t *p, size_t count) {
     const __m128i ahead1 = _mm_set_epi64x((long long)K_96, (long long)K_160);
@@ -93,6 +109,15 @@ static uint32_t fold_tail(__m128i a, const uint8_t *p, size_t count) {
         a = fold(a, ahead1, load(p));
         p += 16;
         count -= 16;
+    }
+    if (count > 0) {
+        // `up`: byte i to i + 16 - r, the lowest 16 - r bytes cleared (and their controls'
+        // top bits set, which the blend reads). `down`: byte i + r to i, the top r cleared.
+        const __m128i up = load(shift_controls + count);
+        const __m128i down = load(shift_controls + 16 + count);
+        const __m128i first = _mm_shuffle_epi8(a, up);
+        const __m128i second = _mm_blendv_epi8(load(p + count - 16), _mm_shuffle_epi8(a, down), up);
+        a = fold(first, ahead1, second);
     }
     const __m128i low32 = _mm_set_epi32(0, 0, 0, -1);
     // 128 -> 96 bits: the low half times x^96, plus the high half.
@@ -107,7 +132,14 @@ static uint32_t fold_tail(__m128i a, const uint8_t *p, size_t count) {
     return ~(uint32_t)_mm_extract_epi32(t, 1);
 }
 
-// `count` is at least 64 and a multiple of 16.
+// 16 to 63 bytes: one lane, then the tail.
+STRATA_FOLD_TARGET
+static uint32_t fold_crc32_short(uint32_t crc, const uint8_t *p, size_t count) {
+    __m128i a = _mm_xor_si128(load(p), _mm_cvtsi32_si128((int)~crc));
+    return fold_tail(a, p + 16, count - 16);
+}
+
+// `count` is at least 64.
 STRATA_FOLD_TARGET
 static uint32_t fold_crc32(uint32_t crc, const uint8_t *p, size_t count) {
     const __m128i ahead4 = _mm_set_epi64x((long long)K_480, (long long)K_544);
@@ -154,7 +186,7 @@ static inline __m512i every_lane(long long high, long long low) {
     return _mm512_broadcast_i32x4(_mm_set_epi64x(high, low));
 }
 
-// `count` is at least 256 and a multiple of 16.
+// `count` is at least 256.
 STRATA_WIDE_TARGET
 static uint32_t fold_crc32_wide(uint32_t crc, const uint8_t *p, size_t count) {
     const __m512i ahead16 = every_lane((long long)K_2016, (long long)K_2080);
@@ -208,7 +240,7 @@ static inline __m256i both_lanes(long long high, long long low) {
     return _mm256_broadcastsi128_si256(_mm_set_epi64x(high, low));
 }
 
-// `count` is at least 128 and a multiple of 16.
+// `count` is at least 128.
 STRATA_DOUBLE_TARGET
 static uint32_t fold_crc32_double(uint32_t crc, const uint8_t *p, size_t count) {
     const __m256i ahead8 = both_lanes((long long)K_992, (long long)K_1056);
@@ -279,8 +311,8 @@ int strata_crc32_is_accelerated(void) {
 // The widest fold `path` allows (STRATA_CRC32_*) that this processor has and `count` bytes
 // are enough for; 0 for zlib alone.
 static int fold_for(int path, size_t count) {
-    // Below 64 bytes the fold's set-up costs more than the table walk saves.
-    if (count < 64 || path < STRATA_CRC32_FOLD128 || !strata_crc32_is_accelerated()) return 0;
+    // Below 16 bytes there is no lane to start from: zlib's table walk.
+    if (count < 16 || path < STRATA_CRC32_FOLD128 || !strata_crc32_is_accelerated()) return 0;
     if (path >= STRATA_CRC32_FOLD512 && count >= 256 && crc32_is_wide()) return STRATA_CRC32_FOLD512;
     if (path >= STRATA_CRC32_FOLD256 && count >= 128 && crc32_is_double()) return STRATA_CRC32_FOLD256;
     return STRATA_CRC32_FOLD128;
@@ -288,18 +320,12 @@ static int fold_for(int path, size_t count) {
 
 uint32_t strata_crc32_using(int path, uint32_t crc, const void *bytes, size_t count) {
     const uint8_t *p = bytes;
-    int fold = fold_for(path, count);
-    if (fold != 0) {
-        size_t folded = count & ~(size_t)15;
-        switch (fold) {
-        case STRATA_CRC32_FOLD512: crc = fold_crc32_wide(crc, p, folded); break;
-        case STRATA_CRC32_FOLD256: crc = fold_crc32_double(crc, p, folded); break;
-        default: crc = fold_crc32(crc, p, folded); break;
-        }
-        p += folded;
-        count -= folded;
+    switch (fold_for(path, count)) {
+    case STRATA_CRC32_FOLD512: return fold_crc32_wide(crc, p, count);
+    case STRATA_CRC32_FOLD256: return fold_crc32_double(crc, p, count);
+    case STRATA_CRC32_FOLD128: return count >= 64 ? fold_crc32(crc, p, count) : fold_crc32_short(crc, p, count);
+    default: return strata_crc32_portable(crc, p, count);
     }
-    return count > 0 ? strata_crc32_portable(crc, p, count) : crc;
 }
 
 int strata_crc32_has_path(int path) {

@@ -147,19 +147,20 @@ public enum SegmentFormat {
             type = .zlib
         }
         let handle = BlockHandle(offset: UInt64(base + file.count), size: UInt64(stored.count))
+        let start = file.count
         file.append(contentsOf: stored)
         file.append(type.rawValue)
-        file.appendLittleEndian(blockChecksum(stored, type: type.rawValue))
+        let crc = file.withUnsafeBytes { blockChecksum(contentsAndType: UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        file.appendLittleEndian(crc)
         return handle
     }
 
-    static func blockChecksum(_ stored: UnsafeRawBufferPointer, type: UInt8) -> UInt32 {
-        let crc = Checksum.crc32(stored)
-        return withUnsafeBytes(of: type) { Checksum.crc32($0, seed: crc) }
-    }
-
-    static func blockChecksum(_ stored: [UInt8], type: UInt8) -> UInt32 {
-        stored.withUnsafeBytes { blockChecksum($0, type: type) }
+    /// A block's checksum (docs/format/segment.md): the CRC32 of its stored bytes and the
+    /// type byte after them, which sit side by side in a file and in `appendBlock`'s buffer,
+    /// so one pass covers both.
+    @inline(__always)
+    static func blockChecksum(contentsAndType: UnsafeRawBufferPointer) -> UInt32 {
+        Checksum.crc32(contentsAndType)
     }
 
     /// `varint rawLength | zlib stream`, or nil if zlib fails.
@@ -214,7 +215,7 @@ public enum SegmentFormat {
         var reader = ByteReader(file, position: offset + size)
         let type = try reader.readUInt8("compression type")
         let crc = try reader.readUInt32("block checksum")
-        guard crc == blockChecksum(stored, type: type) else {
+        guard crc == blockChecksum(contentsAndType: UnsafeRawBufferPointer(rebasing: file[offset..<(offset + size + 1)])) else {
             throw FormatError(.checksumMismatch, "\(what) checksum mismatch", offset: offset)
         }
         switch Compression(rawValue: type) {
@@ -234,7 +235,7 @@ public enum SegmentFormat {
         let size = stored.count - blockTrailerSize
         let type = stored[size]
         let crc = stored.loadUnaligned(fromByteOffset: size + 1, as: UInt32.self).littleEndian
-        guard crc == blockChecksum(UnsafeRawBufferPointer(rebasing: stored[0..<size]), type: type) else {
+        guard crc == blockChecksum(contentsAndType: UnsafeRawBufferPointer(rebasing: stored[0...size])) else {
             throw FormatError(.checksumMismatch, "\(what) checksum mismatch", offset: 0)
         }
         guard let compression = Compression(rawValue: type) else {

@@ -250,9 +250,16 @@ final class VersionSet: @unchecked Sendable {
 /// The WAL segments on disk and how many bytes of data each holds: the one place that counts
 /// them (for stats) and deletes those a flush covered.
 ///
-/// Invariant: a segment is in `sizes` from its creation (or recovery) until it is deleted.
+/// Invariants:
+/// 1. A segment is in `sizes` from its creation (or recovery) until it is deleted.
+/// 2. For the segment numbered `open` (the one the writer appends to, 0 before its first
+///    update), `openBytes` holds the size and its entry in `sizes` may be stale: a commit
+///    stores one atomic word rather than taking the lock and writing the dictionary (every
+///    single-put commit records its new size). Only the writer queue changes `open`.
 final class WALInventory: Sendable {
     private let sizes: Locked<[UInt64: Int]>
+    private let open = Atomic<UInt64>(0)
+    private let openBytes = Atomic<Int>(0)
 
     init(_ sizes: [UInt64: Int]) {
         self.sizes = Locked(sizes)
@@ -260,11 +267,27 @@ final class WALInventory: Sendable {
 
     /// Records that segment `number` holds `bytes` of data. On the writer queue.
     func update(_ number: UInt64, bytes: Int) {
-        sizes.withLock { $0[number] = bytes }
+        if open.load(ordering: .relaxed) == number {
+            openBytes.store(bytes, ordering: .relaxed)
+            return
+        }
+        sizes.withLock { sizes in
+            let previous = open.load(ordering: .relaxed)
+            // The segment left behind keeps its last size in the dictionary (invariant 2).
+            if previous != 0, sizes[previous] != nil { sizes[previous] = openBytes.load(ordering: .relaxed) }
+            sizes[number] = bytes
+            openBytes.store(bytes, ordering: .relaxed)
+            open.store(number, ordering: .relaxed)
+        }
     }
 
     var segmentCount: Int { sizes.withLock { $0.count } }
-    var totalBytes: Int { sizes.withLock { $0.values.reduce(0, +) } }
+    var totalBytes: Int {
+        sizes.withLock { sizes in
+            let open = open.load(ordering: .relaxed)
+            return sizes.reduce(0) { $0 + ($1.key == open ? openBytes.load(ordering: .relaxed) : $1.value) }
+        }
+    }
 
     /// Deletes every WAL segment numbered below `logNumber`, which a durable manifest edit
     /// covers. Files on disk that were never counted (left by a crash) go too. No directory
