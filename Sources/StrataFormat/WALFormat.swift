@@ -95,18 +95,21 @@ public enum WALFormat {
         return offset
     }
 
-    @inlinable
-    static func fragmentChecksum(length: UInt16, type: UInt8, payload: UnsafeRawBufferPointer) -> UInt32 {
-        let head: (UInt8, UInt8, UInt8) = (UInt8(truncatingIfNeeded: length), UInt8(truncatingIfNeeded: length >> 8), type)
-        let seed = withUnsafeBytes(of: head) { Checksum.crc32($0) }
-        return Checksum.crc32(payload, seed: seed)
+    /// A fragment's checksum (docs/format/wal.md): the CRC32 of its length, type and
+    /// payload, which lie side by side in a file and in `appendFragment`'s buffer, so
+    /// `covered` starts at the length and one pass takes all of it.
+    @inline(__always)
+    static func fragmentChecksum(covering covered: UnsafeRawBufferPointer) -> UInt32 {
+        Checksum.crc32(covered)
     }
 
     static func appendFragment(type: FragmentType, _ piece: UnsafeRawBufferPointer, to buffer: inout [UInt8]) {
-        let length = UInt16(piece.count)
-        buffer.appendLittleEndian(fragmentChecksum(length: length, type: type.rawValue, payload: piece))
-        buffer.appendLittleEndian(length)
+        let start = buffer.count
+        buffer.appendLittleEndian(UInt32(0))  // the checksum, stored below
+        buffer.appendLittleEndian(UInt16(piece.count))
         buffer.append(type.rawValue)
         buffer.append(contentsOf: piece)
+        let crc = buffer.withUnsafeBytes { fragmentChecksum(covering: UnsafeRawBufferPointer(rebasing: $0[(start + 4)...])) }
+        buffer.storeLittleEndian(crc, at: start)
     }
 }

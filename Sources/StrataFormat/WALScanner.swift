@@ -66,9 +66,7 @@ public struct WALScanner {
                 return .invalid(offset: recordStart ?? fragmentStart, reason: "fragment length \(length) runs past its block or the file")
             }
             let crc = bytes.withUnsafeBytes { raw in
-                WALFormat.fragmentChecksum(
-                    length: length, type: typeByte,
-                    payload: UnsafeRawBufferPointer(rebasing: raw[payloadStart..<(payloadStart + Int(length))]))
+                WALFormat.fragmentChecksum(covering: UnsafeRawBufferPointer(rebasing: raw[(fragmentStart + 4)..<(payloadStart + Int(length))]))
             }
             guard crc == storedCRC else {
                 return .invalid(offset: recordStart ?? fragmentStart, reason: "fragment checksum mismatch")
