@@ -84,9 +84,10 @@ static inline __m128i load(const uint8_t *p) {
     return _mm_loadu_si128((const __m128i *)p);
 }
 
-// Byte-shuffle controls for the last partial lane (see `fold_tail`): 16 bytes loaded at
-// `shift_controls + k` move each byte k - 16 places toward higher positions, and a control
-// byte with its top bit set (0x80) clears its byte.
+// Byte-shuffle controls for the last partial lane (see `fold_tail`): the 16 bytes at
+// `shift_controls + k` move each byte 16 - k places up (toward higher positions; k past 16
+// moves it k - 16 places down), and a control byte with its top bit set (0x80) clears its
+// byte.
 static const uint8_t shift_controls[48] = {
     0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
