@@ -1,8 +1,9 @@
-@testable import Strata
 @_spi(Engine) import StrataFormat
 import StrataIO
 import StrataTestSupport
 import Testing
+
+@testable import Strata
 
 /// The inventory's counts for stats: the segment being appended to keeps its size apart from
 /// the others (an atomic word per commit), and the totals must still add up across a switch
