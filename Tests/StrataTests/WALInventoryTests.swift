@@ -1,4 +1,4 @@
-@_spi(Engine) import StrataFormat
+import StrataFormat
 import StrataIO
 import StrataTestSupport
 import Testing
