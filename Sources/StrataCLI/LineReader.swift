@@ -52,7 +52,7 @@ struct LineReader {
     private mutating func fill() throws(CLIError) {
         let chunk = 64 * 1024
         let oldCount = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: chunk))
+        buffer.append(contentsOf: [UInt8](repeating: 0, count: chunk))
         var count = 0
         while true {
             count = buffer.withUnsafeMutableBytes { raw in

@@ -95,7 +95,7 @@ public struct SegmentBlockBuilder: Sendable {
     /// Grows `bytes` (zero-filled) to at least `count` bytes, at least doubling it.
     @inline(__always)
     private static func reserve(_ bytes: inout [UInt8], _ count: Int) {
-        if bytes.count < count { bytes.append(contentsOf: repeatElement(0, count: max(count, 2 * bytes.count) - bytes.count)) }
+        if bytes.count < count { bytes.append(contentsOf: [UInt8](repeating: 0, count: max(count, 2 * bytes.count) - bytes.count)) }
     }
 
     /// The finished block contents; the builder is empty again afterwards. An empty block

@@ -223,8 +223,13 @@ struct LifecycleCrashTests {
         return [.keepAll, .loseAllUnsynced, all[2 + point % 2]]
     }
 
-    @Test("freeze and crash at every file-system operation of a workload with suspensions", arguments: seeds)
-    func crashAcrossSuspensions(seed: UInt64) async throws {
+    /// Each seed's crash points are split between this many test cases (point k goes to case
+    /// k % parts), which run side by side: one case per seed took a whole core for the
+    /// last minute of `swift test`, after every other test had finished.
+    static let parts = 2
+
+    @Test("freeze and crash at every file-system operation of a workload with suspensions", arguments: seeds, 0..<parts)
+    func crashAcrossSuspensions(seed: UInt64, part: Int) async throws {
         let started = Date()
         let workload = SuspensionWorkload(seed: seed, transactions: Self.transactions)
 
@@ -247,7 +252,7 @@ struct LifecycleCrashTests {
 
         var states = 0
         var failures: [String] = []
-        for point in 0...totalOperations {
+        for point in stride(from: part, through: totalOperations, by: Self.parts) {
             let fileSystem = SimulatedFileSystem()
             fileSystem.failAfter(operations: point)
             let outcome = SharedOutcome()
@@ -268,7 +273,7 @@ struct LifecycleCrashTests {
         for failure in failures { Issue.record(Comment(rawValue: failure)) }
         let seconds = Date().timeIntervalSince(started)
         print(
-            "LifecycleCrashTests seed \(seed): \(states) crash states over \(totalOperations + 1) crash points, \(workload.suspendCycles) suspensions (\(figures.reloads) reloads), \(workload.otherProcessCommits) commits by the other process, in \(String(format: "%.1f", seconds)) s"
+            "LifecycleCrashTests seed \(seed), part \(part + 1) of \(Self.parts): \(states) crash states at the points k % \(Self.parts) == \(part) of \(totalOperations + 1) crash points, \(workload.suspendCycles) suspensions (\(figures.reloads) reloads), \(workload.otherProcessCommits) commits by the other process, in \(String(format: "%.1f", seconds)) s"
         )
     }
 }
