@@ -5,8 +5,8 @@ import CStrata
 
 /// True when every byte of `bytes` from `offset` to the end is zero.
 public func isAllZero(_ bytes: [UInt8], from offset: Int) -> Bool {
-    guard offset < bytes.count else { return true }
     let start = max(0, offset)
+    guard start < bytes.count else { return true }
     return bytes.withUnsafeBytes { raw in
         strata_is_all_zero(raw.baseAddress! + start, raw.count - start) != 0
     }
