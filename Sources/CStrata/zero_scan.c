@@ -1,6 +1,5 @@
 #include "strata_zero_scan.h"
 
-#include <stdint.h>
 #include <string.h>
 
 int strata_is_all_zero(const void *bytes, size_t count) {
