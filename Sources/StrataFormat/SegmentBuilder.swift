@@ -67,6 +67,13 @@ public struct SegmentBuilder: Sendable {
         self.filter = BloomFilter.Builder(bitsPerKey: bloomBitsPerKey)
     }
 
+    /// Makes room for `byteCount` bytes of finished blocks, so a caller that drains at a
+    /// known size holds one buffer of about that size rather than one grown by doubling past
+    /// it.
+    public mutating func reserveBuffer(_ byteCount: Int) {
+        file.reserveCapacity(byteCount)
+    }
+
     /// Adds one entry. Entries must come in strictly ascending internal-key order: user key
     /// ascending (bytewise), and for one user key, sequence descending. A tombstone's value
     /// must be empty.
@@ -138,11 +145,24 @@ public struct SegmentBuilder: Sendable {
     /// Hands the finished blocks held so far to `write`, with their offset in the file, and
     /// lets go of them: a caller that writes the file while it is built holds a stretch of
     /// it at a time, not all of it. Call it only once the previous call's bytes are written.
-    public mutating func drain(_ write: (_ bytes: UnsafeRawBufferPointer, _ offset: Int) throws -> Void) rethrows {
-        guard !file.isEmpty else { return }
-        try file.withUnsafeBytes { try write($0, drainedByteCount) }
-        drainedByteCount += file.count
-        file.removeAll(keepingCapacity: true)
+    ///
+    /// With an `alignment` above 1, only the bytes up to the last multiple of it (as a file
+    /// offset) that they reach are handed out, and the rest are kept, so each write covers
+    /// whole aligned stretches of the file; nothing is handed out while the bytes held end
+    /// before the next multiple. A flush or merge writes 2 MiB stretches this way: Linux then
+    /// caches the file in 2 MiB pages and maps them with one page-table entry each
+    /// (`SegmentOutput.defaultWriteBytes`).
+    public mutating func drain(alignedTo alignment: Int = 1, _ write: (_ bytes: UnsafeRawBufferPointer, _ offset: Int) throws -> Void) rethrows {
+        precondition(alignment > 0, "SegmentBuilder: drain alignment must be positive")
+        let count = (drainedByteCount + file.count) / alignment * alignment - drainedByteCount
+        guard count > 0 else { return }
+        try file.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), drainedByteCount) }
+        drainedByteCount += count
+        if count == file.count {
+            file.removeAll(keepingCapacity: true)
+        } else {
+            file.removeSubrange(0..<count)
+        }
     }
 
     /// The rest of the segment, which goes at offset `drainedByteCount`: the whole file when

@@ -147,6 +147,38 @@ struct SegmentFormatTests {
         #expect(try SegmentReader(file).entries() == model.entries)
     }
 
+    /// Drained aligned (a flush's and merge's way since their writes went to 2 MiB), every
+    /// stretch starts and ends at a multiple of the alignment, the bytes past the last
+    /// multiple wait for the next drain, and the file is still byte for byte the one built
+    /// whole.
+    @Test(arguments: [(false, 4_096), (false, 10_000), (true, 4_096)])
+    func aSegmentDrainedAlignedIsTheSameFile(compressed: Bool, alignment: Int) throws {
+        let model = Self.model
+        let level: Int32? = compressed ? 6 : nil
+        let whole = try model.build(compressionLevel: level)
+        var builder = SegmentBuilder(compressionLevel: level)
+        var file: [UInt8] = []
+        var drains = 0
+        for entry in model.entries {
+            try builder.add(userKey: entry.userKey, sequence: entry.sequence, kind: entry.kind, value: entry.value)
+            guard builder.bufferedByteCount >= alignment else { continue }
+            let held = builder.drainedByteCount + builder.bufferedByteCount
+            builder.drain(alignedTo: alignment) { bytes, offset in
+                #expect(offset == file.count, "a stretch handed out at \(offset), after \(file.count) bytes")
+                #expect(offset % alignment == 0 && bytes.count % alignment == 0, "a stretch of \(bytes.count) bytes at \(offset)")
+                file.append(contentsOf: bytes)
+            }
+            #expect(builder.drainedByteCount == file.count && builder.drainedByteCount == held / alignment * alignment)
+            #expect(builder.bufferedByteCount == held - file.count && builder.bufferedByteCount < alignment)
+            drains += 1
+        }
+        #expect(drains > 3, "the model's segment was drained only \(drains) times")
+        let rest = builder.finish()
+        file.append(contentsOf: rest)
+        #expect(file == whole)
+        #expect(try SegmentReader(file).entries() == model.entries)
+    }
+
     @Test func seekFindsTheFirstEntryAtOrAfterTheTarget() throws {
         let model = Self.model
         let reader = try SegmentReader(try model.build(compressionLevel: nil))

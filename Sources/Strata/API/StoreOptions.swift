@@ -130,9 +130,10 @@ public struct StoreOptions: Sendable {
     /// workload build memtables of many runs.
     @_spi(Testing) public var memtableRunLength: Int? = nil
 
-    /// Test hook: the bytes of finished blocks a flush or compaction holds before it writes
-    /// them to its output file (SegmentOutput); nil for the engine's own (1 MiB). A small
-    /// value makes a short workload write its segment files a stretch at a time.
+    /// Test hook: the stretch of finished blocks a flush or compaction writes to its output
+    /// file at a time, at offsets that are multiples of it (SegmentOutput); nil for the
+    /// engine's own (2 MiB). A small value makes a short workload write its segment files a
+    /// stretch at a time.
     @_spi(Testing) public var segmentWriteBytes: Int? = nil
 
     public init() {}

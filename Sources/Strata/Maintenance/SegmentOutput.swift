@@ -5,11 +5,12 @@ import StrataIO
 /// about it.
 ///
 /// A flush's or a compaction's output is streamed (`init(level:options:streamingTo:)`): each
-/// time about `writeBytes` of finished blocks are held, they are written to the file and
-/// their writeback started, so a 16 MiB memtable's flush holds a stretch of its file at a
-/// time rather than all of it (in an array that grew by doubling, copied at each step), and
-/// the sync at the end finds most of the file on the device already. The file is created
-/// when its first bytes are written; until `finish` returns, `abandon` removes it.
+/// time the finished blocks held reach `writeBytes`, the whole aligned stretches of
+/// `writeBytes` among them are written to the file and their writeback started, so a 16 MiB
+/// memtable's flush holds a stretch of its file at a time rather than all of it (in an array
+/// that grew by doubling, copied at each step), and the sync at the end finds most of the
+/// file on the device already. The file is created when its first bytes are written; until
+/// `finish` returns, `abandon` removes it.
 struct SegmentOutput {
     /// Where a streamed output's file goes.
     struct Destination {
@@ -27,9 +28,16 @@ struct SegmentOutput {
         let fileSystem: any FileSystem
     }
 
-    /// Buffered bytes at which a streamed output writes them, unless the options say
-    /// otherwise (`StoreOptions.segmentWriteBytes`).
-    static let defaultWriteBytes = 1 << 20
+    /// The stretch a streamed output writes at a time, at offsets that are multiples of it,
+    /// unless the options say otherwise (`StoreOptions.segmentWriteBytes`). 2 MiB, the size of
+    /// an x86-64 or arm64 huge page: where the file system caches files in large folios (XFS,
+    /// and ext4 in recent kernels, as on the project's machine), Linux caches a file written in
+    /// whole aligned 2 MiB writes in 2 MiB pages and maps each with one page-table entry, so a
+    /// read of a store larger than the CPU caches no longer walks the page tables for each
+    /// block it meets (the figures are in docs/benchmarks.md). Written a MiB at a time, the
+    /// same files were cached in 4 KiB pages. Where files are cached in small pages anyway
+    /// (other systems, or files read back in after the cache dropped them), nothing changes.
+    static let defaultWriteBytes = 2 << 20
 
     let level: Int
     private var builder: SegmentBuilder
@@ -49,6 +57,10 @@ struct SegmentOutput {
         builder = SegmentBuilder(compressionLevel: compressed ? 1 : nil)
         self.destination = destination
         writeBytes = max(options.segmentWriteBytes ?? SegmentOutput.defaultWriteBytes, 1)
+        // A stretch and a few blocks past it: the most a streamed output holds unless a
+        // block is unusually large. Grown by doubling instead, a 2 MiB stretch plus one block
+        // would ask for a 4 MiB buffer.
+        if destination != nil { builder.reserveBuffer(writeBytes + 4 * SegmentFormat.targetBlockSize) }
     }
 
     var entryCount: UInt64 { builder.entryCount }
@@ -148,7 +160,7 @@ struct SegmentOutput {
     private mutating func writeBuffered(to destination: Destination) throws {
         let target = try openedFile(destination)
         do {
-            try builder.drain { bytes, offset in
+            try builder.drain(alignedTo: writeBytes) { bytes, offset in
                 try target.handle.write(bytes, at: Int64(offset))
                 // A head start for the sync at the end; a failure here is the sync's to report.
                 try? target.handle.startWriteback(offset: Int64(offset), count: Int64(bytes.count))
