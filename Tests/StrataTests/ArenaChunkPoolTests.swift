@@ -1,6 +1,7 @@
 // The chunks of flushed memtables kept for the next ones (ArenaChunkPool): reused, bounded,
 // and given back when the store is suspended; and the chunks set up ahead of a store's first
 // memtables (refills).
+import CStrata
 import StrataTestSupport
 import Testing
 
@@ -70,6 +71,35 @@ import Testing
         #expect(chunk.load(fromByteOffset: Arena.chunkBytes - 1, as: UInt8.self) == 0xA5)
     }
 
+    /// A standard chunk is one large page (`strata_map_pages`): aligned to 2 MiB, zero-filled,
+    /// writable end to end, and given back with `Arena.freeChunk`.
+    @Test func aFreshChunkIsALargePageOfZeros() {
+        #expect(Arena.chunkBytes == Int(STRATA_LARGE_PAGE_BYTES))
+        let chunk = Arena.freshChunk()
+        defer { Arena.freeChunk(chunk) }
+        #expect(Int(bitPattern: chunk) % Arena.chunkBytes == 0)
+        #expect(strata_is_all_zero(chunk, Arena.chunkBytes) == 1)
+        Self.checkWritable(chunk)
+    }
+
+    /// A memtable of 100,000 keys grows its hash index past 2 MiB, into mapped large pages
+    /// (`MemTableHashIndex.mappedBytes`): every key is still found, and freeing the table
+    /// gives the pages back.
+    @Test func aLargeHashIndexFindsEveryKey() {
+        let table = MemTable()
+        let count = 100_000
+        for i in 0..<count {
+            let key = Array("key-\(i)".utf8)
+            key.withUnsafeBytes { key in key.withUnsafeBytes { table.insert(key: key, sequence: UInt64(i + 1), value: $0) } }
+        }
+        for i in stride(from: 0, to: count, by: 997) {
+            let key = Array("key-\(i)".utf8)
+            let found = key.withUnsafeBytes { key in table.findVisible(key, at: UInt64(count)).map { Array($0.value) } }
+            #expect(found == key, "key \(i)")
+        }
+        #expect(Array("absent".utf8).withUnsafeBytes { table.findVisible($0, at: UInt64(count)) } == nil)
+    }
+
     @Test func aTakeThatLeavesTooFewStartsARefill() {
         let pool = ArenaChunkPool(limit: 8, spares: 3)
         // Empty: the caller sets its own chunk up, and the refill readies three more.
@@ -80,7 +110,7 @@ import Testing
         Self.checkWritable(chunk)
         pool.waitForRefill()
         #expect(pool.count == 3)
-        chunk.deallocate()
+        Arena.freeChunk(chunk)
     }
 
     @Test func aTakeThatMayNotRefillLeavesThePoolAlone() {
@@ -131,8 +161,8 @@ import Testing
         _ = pool.take()
         pool.waitForRefill()
         #expect(pool.count == 2)
-        #expect(pool.give(UnsafeMutableRawPointer.allocate(byteCount: Arena.chunkBytes, alignment: 8)))
-        for _ in 0..<3 { pool.take()?.deallocate() }
+        #expect(pool.give(Arena.freshChunk()))
+        for _ in 0..<3 { pool.take().map(Arena.freeChunk) }
         pool.waitForRefill()
         #expect(pool.count == 0)
         pool.trim()

@@ -9,7 +9,11 @@ import Synchronization
 /// The arena's `deinit` may run on any thread (whichever releases the table last); it gives
 /// its standard chunks to its pool, when it has one, and frees the rest.
 final class Arena {
-    static let chunkBytes = 1 << 20
+    /// 2 MiB, one large page (`strata_map_pages`): a skiplist insert or a get walks nodes
+    /// all over a 16 MiB memtable, and in 4 KiB pages most of those steps missed the TLB
+    /// too (readwhilewriting's reader at 1,000,000 keys about a fifth faster in 2 MiB pages,
+    /// docs/benchmarks.md).
+    static let chunkBytes = Int(STRATA_LARGE_PAGE_BYTES)
 
     /// Set at creation, or once later by the writer that takes the table over (a table
     /// replayed at open is made before its writer).
@@ -29,7 +33,7 @@ final class Arena {
 
     deinit {
         for chunk in largeChunks { chunk.deallocate() }
-        for chunk in chunks where !(pool?.give(chunk) ?? false) { chunk.deallocate() }
+        for chunk in chunks where !(pool?.give(chunk) ?? false) { Arena.freeChunk(chunk) }
     }
 
     func allocate(_ byteCount: Int) -> UnsafeMutableRawPointer {
@@ -61,13 +65,19 @@ final class Arena {
         return result
     }
 
-    /// A standard chunk from the system with its pages set up. Fresh memory took a page fault
-    /// per 4 KiB as the nodes filled it, over a third of a small bulk load's commit time; one
-    /// call sets the chunk's pages up at once.
+    /// A standard chunk from the system, in a large page where it can be, with its pages set
+    /// up. Fresh memory took a page fault per 4 KiB as the nodes filled it, over a third of a
+    /// small bulk load's commit time; `strata_map_pages` sets them all up at once.
     static func freshChunk() -> UnsafeMutableRawPointer {
-        let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkBytes, alignment: 8)
-        strata_prefault(chunk, chunkBytes)
+        guard let chunk = strata_map_pages(chunkBytes) else {
+            fatalError("Strata: the system refused \(chunkBytes) bytes of memory for a memtable")
+        }
         return chunk
+    }
+
+    /// Gives a standard chunk (`freshChunk`) back to the system.
+    static func freeChunk(_ chunk: UnsafeMutableRawPointer) {
+        strata_unmap_pages(chunk, chunkBytes)
     }
 }
 
@@ -159,7 +169,7 @@ final class ArenaChunkPool: Sendable {
                 state.held.append(UInt(bitPattern: chunk))
                 return true
             }
-            if !kept { chunk.deallocate() }
+            if !kept { Arena.freeChunk(chunk) }
         }
     }
 
@@ -181,7 +191,7 @@ final class ArenaChunkPool: Sendable {
             defer { state.held.removeAll() }
             return state.held
         }
-        for address in chunks { UnsafeMutableRawPointer(bitPattern: address)?.deallocate() }
+        for address in chunks { UnsafeMutableRawPointer(bitPattern: address).map(Arena.freeChunk) }
     }
 
     var count: Int { state.withLock { $0.held.count } }

@@ -20,6 +20,10 @@ final class MemTableHashIndex {
     /// Slot i is two words: its tag (the key's hash, 0 when empty) at 2i, its node's address
     /// at 2i + 1, so one cache line holds both and a probe or a record misses once, not twice.
     private let slots: UnsafeMutablePointer<Atomic<UInt64>>
+    /// The bytes `slots` was mapped with (`strata_map_pages`), or 0 when it came from the
+    /// allocator: a table of 2 MiB or more is mapped in large pages, since each probe lands
+    /// on a random slot and in 4 KiB pages most probes of a large table also missed the TLB.
+    private let mappedBytes: Int
     // No count of keys here: the object's first line is read by every lookup, and a count
     // the writer updated on every insert would pull that line to the writer's core each
     // time. The memtable counts instead (`MemTable.indexedKeys`).
@@ -27,15 +31,28 @@ final class MemTableHashIndex {
     init(capacity: Int) {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0, "capacity must be a power of two")
         mask = capacity - 1
-        slots = .allocate(capacity: 2 * capacity)
-        // Its pages at once, not a fault each as the loop below reaches them.
-        strata_prefault(slots, 2 * capacity * MemoryLayout<UInt64>.stride)
+        let bytes = 2 * capacity * MemoryLayout<UInt64>.stride
+        let largePage = Int(STRATA_LARGE_PAGE_BYTES)
+        if bytes >= largePage, let mapped = strata_map_pages((bytes + largePage - 1) / largePage * largePage) {
+            // Already set up and zeroed; the loop below only gives the words their type.
+            slots = mapped.bindMemory(to: Atomic<UInt64>.self, capacity: 2 * capacity)
+            mappedBytes = (bytes + largePage - 1) / largePage * largePage
+        } else {
+            slots = .allocate(capacity: 2 * capacity)
+            mappedBytes = 0
+            // Its pages at once, not a fault each as the loop below reaches them.
+            strata_prefault(slots, bytes)
+        }
         for word in 0..<(2 * capacity) { (slots + word).initialize(to: Atomic(0)) }
     }
 
     deinit {
         slots.deinitialize(count: 2 * (mask + 1))
-        slots.deallocate()
+        if mappedBytes > 0 {
+            strata_unmap_pages(slots, mappedBytes)
+        } else {
+            slots.deallocate()
+        }
     }
 
     @inline(__always)

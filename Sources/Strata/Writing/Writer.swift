@@ -156,9 +156,9 @@ final class Writer: @unchecked Sendable {
     @exclusivity(unchecked) private var spareBatch: BatchBuffer? = nil
     private static let keptBatchCapacity = 1 << 20
     /// Memtable chunks the pool sets up ahead of the writer (`ArenaChunkPool.spares`): at a
-    /// bulk load's pace a chunk lasts about 2 ms and setting one up takes about 0.3 ms, so
-    /// four keep well ahead, for 4 MiB held while the store writes.
-    static let spareArenaChunks = 4
+    /// bulk load's pace a 2 MiB chunk lasts about 4 ms and setting one up takes well under
+    /// 1 ms, so two keep well ahead, for 4 MiB held while the store writes.
+    static let spareArenaChunks = 2
     /// Observations and change feeds: told of each round's commits once published.
     private let listeners: CommitListeners
 
