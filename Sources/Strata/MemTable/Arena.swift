@@ -11,8 +11,8 @@ import Synchronization
 final class Arena {
     /// 2 MiB, one large page (`strata_map_pages`): a skiplist insert or a get walks nodes
     /// all over a 16 MiB memtable, and in 4 KiB pages most of those steps missed the TLB
-    /// too (readwhilewriting's reader at 1,000,000 keys about a fifth faster in 2 MiB pages,
-    /// docs/benchmarks.md).
+    /// too (readwhilewriting's reader at 1,000,000 keys an eighth to a fifth faster in
+    /// 2 MiB pages, docs/benchmarks.md).
     static let chunkBytes = Int(STRATA_LARGE_PAGE_BYTES)
 
     /// Set at creation, or once later by the writer that takes the table over (a table
