@@ -120,9 +120,14 @@ struct SegmentFormatTests {
 
     /// A segment written a stretch at a time while it is built (a flush's or merge's way) is
     /// byte for byte the file built whole: each block's handle names its offset in the file,
-    /// not in the stretch the builder held.
-    @Test(arguments: [(false, 1), (false, 5_000), (true, 1), (true, 5_000)])
-    func aSegmentDrainedWhileBuiltIsTheSameFile(compressed: Bool, drainBytes: Int) throws {
+    /// not in the stretch the builder held. Drained aligned (as flushes and merges do, to
+    /// 2 MiB), every stretch starts and ends at a multiple of the alignment and the bytes past
+    /// the last multiple wait for the next drain; alignment 1 hands out everything held.
+    @Test(arguments: [
+        (false, 1, 1), (false, 5_000, 1), (true, 1, 1), (true, 5_000, 1), (false, 4_096, 4_096), (false, 10_000, 10_000),
+        (true, 4_096, 4_096)
+    ])
+    func aSegmentDrainedWhileBuiltIsTheSameFile(compressed: Bool, drainBytes: Int, alignment: Int) throws {
         let model = Self.model
         let level: Int32? = compressed ? 6 : nil
         let whole = try model.build(compressionLevel: level)
@@ -132,36 +137,6 @@ struct SegmentFormatTests {
         for entry in model.entries {
             try builder.add(userKey: entry.userKey, sequence: entry.sequence, kind: entry.kind, value: entry.value)
             guard builder.bufferedByteCount >= drainBytes else { continue }
-            builder.drain { bytes, offset in
-                #expect(offset == file.count, "a stretch handed out at \(offset), after \(file.count) bytes")
-                file.append(contentsOf: bytes)
-            }
-            #expect(builder.bufferedByteCount == 0 && builder.drainedByteCount == file.count)
-            drains += 1
-        }
-        #expect(drains > 3, "the model's segment was drained only \(drains) times")
-        #expect(builder.estimatedSize >= file.count)
-        let rest = builder.finish()
-        file.append(contentsOf: rest)
-        #expect(file == whole)
-        #expect(try SegmentReader(file).entries() == model.entries)
-    }
-
-    /// Drained aligned (a flush's and merge's way since their writes went to 2 MiB), every
-    /// stretch starts and ends at a multiple of the alignment, the bytes past the last
-    /// multiple wait for the next drain, and the file is still byte for byte the one built
-    /// whole.
-    @Test(arguments: [(false, 4_096), (false, 10_000), (true, 4_096)])
-    func aSegmentDrainedAlignedIsTheSameFile(compressed: Bool, alignment: Int) throws {
-        let model = Self.model
-        let level: Int32? = compressed ? 6 : nil
-        let whole = try model.build(compressionLevel: level)
-        var builder = SegmentBuilder(compressionLevel: level)
-        var file: [UInt8] = []
-        var drains = 0
-        for entry in model.entries {
-            try builder.add(userKey: entry.userKey, sequence: entry.sequence, kind: entry.kind, value: entry.value)
-            guard builder.bufferedByteCount >= alignment else { continue }
             let held = builder.drainedByteCount + builder.bufferedByteCount
             builder.drain(alignedTo: alignment) { bytes, offset in
                 #expect(offset == file.count, "a stretch handed out at \(offset), after \(file.count) bytes")
@@ -173,6 +148,7 @@ struct SegmentFormatTests {
             drains += 1
         }
         #expect(drains > 3, "the model's segment was drained only \(drains) times")
+        #expect(builder.estimatedSize >= file.count)
         let rest = builder.finish()
         file.append(contentsOf: rest)
         #expect(file == whole)
