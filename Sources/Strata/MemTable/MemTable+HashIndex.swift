@@ -33,10 +33,11 @@ final class MemTableHashIndex {
         mask = capacity - 1
         let bytes = 2 * capacity * MemoryLayout<UInt64>.stride
         let largePage = Int(STRATA_LARGE_PAGE_BYTES)
-        if bytes >= largePage, let mapped = strata_map_pages((bytes + largePage - 1) / largePage * largePage) {
+        let mapping = (bytes + largePage - 1) / largePage * largePage
+        if bytes >= largePage, let mapped = strata_map_pages(mapping) {
             // Already set up and zeroed; the loop below only gives the words their type.
             slots = mapped.bindMemory(to: Atomic<UInt64>.self, capacity: 2 * capacity)
-            mappedBytes = (bytes + largePage - 1) / largePage * largePage
+            mappedBytes = mapping
         } else {
             slots = .allocate(capacity: 2 * capacity)
             mappedBytes = 0
