@@ -204,6 +204,50 @@ import Testing
         }
     }
 
+    /// A freed memtable's large hash index table goes to the pool and the next table of its
+    /// size takes it, emptied: the old keys are not found, the new ones are.
+    @Test func aFreedIndexTableGoesToTheNextIndexEmptied() {
+        let pool = ArenaChunkPool(limit: 4)
+        let slots = 2 * Arena.chunkBytes / 16  // a 2 MiB table: two words a slot
+        func insert(_ table: MemTable, _ prefix: String, _ count: Int) {
+            for i in 0..<count {
+                let key = Array("\(prefix)-\(i)".utf8)
+                key.withUnsafeBytes { key in key.withUnsafeBytes { table.insert(key: key, sequence: UInt64(i + 1), value: $0) } }
+            }
+        }
+        func find(_ table: MemTable, _ key: String) -> Bool {
+            Array(key.utf8).withUnsafeBytes { table.findVisible($0, at: .max) } != nil
+        }
+        do {
+            let first = MemTable(chunkPool: pool, indexCapacity: slots)
+            insert(first, "old", 5_000)
+            #expect(find(first, "old-42"))
+        }
+        #expect(pool.tableCount == 1)
+        let second = MemTable(chunkPool: pool, indexCapacity: slots)
+        #expect(pool.tableCount == 0)
+        #expect(second.indexCapacity == slots)
+        #expect(!find(second, "old-42"))
+        insert(second, "new", 5_000)
+        #expect(find(second, "new-4999") && !find(second, "old-4999"))
+        // Only a table of the same size is taken.
+        let smaller = MemTable(chunkPool: pool, indexCapacity: slots / 2)
+        #expect(smaller.indexCapacity == slots / 2)
+    }
+
+    @Test func thePoolKeepsNoMoreThanItsLimitOfIndexTables() {
+        let pool = ArenaChunkPool(limit: 4)
+        let slots = Arena.chunkBytes / 16
+        do {
+            let tables = (0...ArenaChunkPool.tableLimit).map { _ in MemTable(chunkPool: pool, indexCapacity: slots) }
+            #expect(tables.count == ArenaChunkPool.tableLimit + 1)
+        }
+        #expect(pool.tableCount == ArenaChunkPool.tableLimit)
+        #expect(pool.takeTable(bytes: 2 * Arena.chunkBytes) == nil)
+        pool.trim()
+        #expect(pool.tableCount == 0)
+    }
+
     /// A store that flushed several memtables holds chunks for the next; suspending it gives
     /// them all back, and writing after the resume works as before.
     @Test func suspendingTheStoreEmptiesItsPool() throws {

@@ -90,4 +90,60 @@ struct MemTableIndexTests {
         let absent = Self.key(count).withUnsafeBytes { table.findVisible($0, at: UInt64.max) }
         #expect(absent == nil)
     }
+
+    /// A table's index starts at the size its predecessor's keys need, with a quarter to
+    /// spare, below the 70% mark, and no larger than the bytes allowed.
+    @Test(arguments: [
+        (keys: 0, maxBytes: 4 << 20, capacity: 1_024),
+        (keys: 700, maxBytes: 4 << 20, capacity: 2_048),  // 875 wanted: 1,024 slots hold 716
+        (keys: 80_000, maxBytes: 4 << 20, capacity: 262_144),  // 100,000 wanted
+        (keys: 80_000, maxBytes: 2 << 20, capacity: 131_072),  // capped: grows past 91,750
+        (keys: 80_000, maxBytes: 1_000, capacity: 1_024)  // never below the first size
+    ])
+    func aNewIndexIsSizedForThePreviousTablesKeys(keys: Int, maxBytes: Int, capacity: Int) {
+        #expect(MemTableHashIndex.capacity(expecting: keys, maxBytes: maxBytes) == capacity)
+    }
+
+    /// A table made with its index's size does not grow it while its keys fit, and counts
+    /// the index once, from the start.
+    @Test func aPresizedIndexHoldsItsKeysWithoutGrowing() {
+        let slots = 16_384
+        let table = MemTable(indexCapacity: slots)
+        #expect(table.indexCapacity == slots)
+        #expect(table.approximateBytes == slots * 2 * 8, "the index before any node")
+        let count = 11_000  // below 70% of the slots
+        let value: [UInt8] = [3, 4]
+        for i in 0..<count {
+            Self.key(i).withUnsafeBytes { key in value.withUnsafeBytes { table.insert(key: key, sequence: UInt64(i + 1), value: $0) } }
+        }
+        #expect(table.indexCapacity == slots)
+        let payload = (0..<count).reduce(0) { $0 + Self.key($1).count + value.count + 24 + 8 * 2 }
+        #expect(table.approximateBytes == payload + slots * 2 * 8, "the nodes and the one index")
+        var missing = 0
+        for i in 0..<count where Self.key(i).withUnsafeBytes({ table.findVisible($0, at: .max) })?.sequence != UInt64(i + 1) {
+            missing += 1
+        }
+        #expect(missing == 0)
+        #expect(table.distinctKeys == count)
+    }
+
+    /// The writer makes each new memtable with the index its predecessor's keys need.
+    @Test func theWriterSizesTheNextIndexFromTheSealedTable() throws {
+        var options = StoreOptions()
+        options.fileSystem = SimulatedFileSystem()
+        options.memtableBytes = 1 << 20
+        let store = try Store(path: "/store", options: options)
+        defer { try? store.close() }
+        let keys = 8_000  // about 1.2 MB of nodes: the table is sealed before the next write
+        let value = [UInt8](repeating: 5, count: 100)
+        try store.write(durability: .buffered) { tx in
+            for i in 0..<keys { try tx.put(Self.key(i), value) }
+        }
+        try store.write(durability: .buffered) { tx in try tx.put(Self.key(keys), value) }
+        let active = store.engine.versions.published.latest().version.memtable
+        let expected = MemTableHashIndex.capacity(expecting: keys, maxBytes: (1 << 20) / 4)
+        #expect(expected > MemTableHashIndex.initialCapacity)
+        #expect(active.count == 1)
+        #expect(active.indexCapacity == expected)
+    }
 }

@@ -105,6 +105,9 @@ final class Arena {
 /// 3. At most one refill per pool runs at a time (`State.refilling`, set by the `take()`
 ///    that starts it, cleared by the refill in the same critical section that decides it is
 ///    done).
+/// 4. Beside the chunks, the pool holds at most `tableLimit` hash index tables, each a
+///    `strata_map_pages` mapping owned by nobody else, taken only at its exact size, and
+///    freed by `trim()` and `deinit` like the chunks.
 final class ArenaChunkPool: Sendable {
     let limit: Int
     /// Chunks a refill keeps ready; 0 for none (a pool that only keeps freed tables' chunks).
@@ -113,6 +116,8 @@ final class ArenaChunkPool: Sendable {
     private struct State {
         /// Chunk addresses (as integers, so the state is Sendable).
         var held: [UInt] = []
+        /// Freed memtables' hash index tables (`strata_map_pages` mappings): address, bytes.
+        var tables: [(address: UInt, bytes: Int)] = []
         var refilling = false
         /// Set when a freed table's chunk comes back: from then on the pool lives on those,
         /// and no refill starts (until a `trim()`).
@@ -183,18 +188,53 @@ final class ArenaChunkPool: Sendable {
         }
     }
 
-    /// Frees every chunk held; a refill under way keeps nothing more (invariant 2).
+    /// Index tables the pool keeps at most (invariant 4): the table of the memtable being
+    /// flushed comes back while its successor fills, and the one after takes it.
+    static let tableLimit = 2
+
+    /// A mapping of exactly `bytes` given back by a freed memtable's hash index, its contents
+    /// left as they were, or nil. A fresh large-page mapping costs the kernel a zeroed page
+    /// set up per 2 MiB, and in a process that has been writing files those came in at about
+    /// a gigabyte a second, a tenth of a bulk load's insert time at 4 MiB a table; zeroing a
+    /// table already mapped costs a tenth of that (docs/benchmarks.md, "Memtable indexes
+    /// sized ahead").
+    func takeTable(bytes: Int) -> UnsafeMutableRawPointer? {
+        let address = state.withLock { state -> UInt? in
+            guard let index = state.tables.lastIndex(where: { $0.bytes == bytes }) else { return nil }
+            return state.tables.remove(at: index).address
+        }
+        return address.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }
+    }
+
+    /// Keeps a hash index's mapping for a later `takeTable`; false when the pool holds
+    /// `tableLimit` already (the caller unmaps it).
+    func giveTable(_ table: UnsafeMutableRawPointer, bytes: Int) -> Bool {
+        state.withLock { state in
+            guard state.tables.count < Self.tableLimit else { return false }
+            state.tables.append((UInt(bitPattern: table), bytes))
+            return true
+        }
+    }
+
+    /// Frees every chunk and table held; a refill under way keeps nothing more (invariant 2).
     func trim() {
-        let chunks = state.withLock { state -> [UInt] in
+        let (chunks, tables) = state.withLock { state -> ([UInt], [(address: UInt, bytes: Int)]) in
             state.generation += 1
             state.recycling = false
-            defer { state.held.removeAll() }
-            return state.held
+            defer {
+                state.held.removeAll()
+                state.tables.removeAll()
+            }
+            return (state.held, state.tables)
         }
         for address in chunks { UnsafeMutableRawPointer(bitPattern: address).map(Arena.freeChunk) }
+        for table in tables { strata_unmap_pages(UnsafeMutableRawPointer(bitPattern: table.address), table.bytes) }
     }
 
     var count: Int { state.withLock { $0.held.count } }
+
+    /// Index tables held; for tests.
+    var tableCount: Int { state.withLock { $0.tables.count } }
 
     /// Tests: waits until no refill is under way.
     func waitForRefill() {

@@ -28,13 +28,22 @@ final class MemTableHashIndex {
     // the writer updated on every insert would pull that line to the writer's core each
     // time. The memtable counts instead (`MemTable.indexedKeys`).
 
-    init(capacity: Int) {
+    /// Where a mapped table came from and goes back to when the index goes (the writer's
+    /// chunk pool), or nil.
+    private let pool: ArenaChunkPool?
+
+    init(capacity: Int, pool: ArenaChunkPool? = nil) {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0, "capacity must be a power of two")
         mask = capacity - 1
+        self.pool = pool
         let bytes = 2 * capacity * MemoryLayout<UInt64>.stride
         let largePage = Int(STRATA_LARGE_PAGE_BYTES)
         let mapping = (bytes + largePage - 1) / largePage * largePage
-        if bytes >= largePage, let mapped = strata_map_pages(mapping) {
+        if bytes >= largePage, let reused = pool?.takeTable(bytes: mapping) {
+            // A freed table's mapping, its pages set up; the loop below zeroes its slots.
+            slots = reused.bindMemory(to: Atomic<UInt64>.self, capacity: 2 * capacity)
+            mappedBytes = mapping
+        } else if bytes >= largePage, let mapped = strata_map_pages(mapping) {
             // Already set up and zeroed; the loop below only gives the words their type.
             slots = mapped.bindMemory(to: Atomic<UInt64>.self, capacity: 2 * capacity)
             mappedBytes = mapping
@@ -50,7 +59,7 @@ final class MemTableHashIndex {
     deinit {
         slots.deinitialize(count: 2 * (mask + 1))
         if mappedBytes > 0 {
-            strata_unmap_pages(slots, mappedBytes)
+            if !(pool?.giveTable(slots, bytes: mappedBytes) ?? false) { strata_unmap_pages(slots, mappedBytes) }
         } else {
             slots.deallocate()
         }
@@ -58,6 +67,25 @@ final class MemTableHashIndex {
 
     @inline(__always)
     var capacity: Int { mask + 1 }
+
+    /// Slots a table starts with when no size is known.
+    static let initialCapacity = 1024
+
+    /// The capacity a new memtable's index starts with when the table before it held `keys`
+    /// distinct keys: room for a quarter more than that below the 70% mark, so a table like
+    /// the one before fills without the index growing, at most `maxBytes` of slots (then it
+    /// grows as it would from the start). Growing copies every slot into a table twice the
+    /// size, about a tenth of a bulk load's insert time at 80,000 keys a table, and each
+    /// table outgrown stays allocated until the memtable goes (invariant 3), counted in its
+    /// size: so a table sized ahead holds as many entries in no more memory
+    /// (docs/benchmarks.md, "Memtable indexes sized ahead").
+    static func capacity(expecting keys: Int, maxBytes: Int) -> Int {
+        let wanted = max(keys, 0) + max(keys, 0) / 4
+        let slotBytes = 2 * MemoryLayout<UInt64>.stride
+        var capacity = initialCapacity
+        while wanted * 10 >= capacity * 7 && (capacity * 2) * slotBytes <= maxBytes { capacity *= 2 }
+        return capacity
+    }
     /// True when `keys` keys fill it past 70%: the writer then grows it.
     @inline(__always)
     func isFull(holding keys: Int) -> Bool { keys * 10 >= capacity * 7 }
@@ -133,7 +161,7 @@ final class MemTableHashIndex {
     /// Writer only: a copy of this index with twice the capacity, built from the stored
     /// hashes alone (each key is in the table once, so no key comparison is needed).
     func grown() -> MemTableHashIndex {
-        let larger = MemTableHashIndex(capacity: capacity * 2)
+        let larger = MemTableHashIndex(capacity: capacity * 2, pool: pool)
         for slot in 0...mask {
             let tag = tagWord(slot).pointee.load(ordering: .relaxed)
             guard tag != 0 else { continue }

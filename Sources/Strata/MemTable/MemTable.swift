@@ -88,7 +88,9 @@ final class MemTable: @unchecked Sendable {
 
     /// `runLength`: nodes a run takes (nil for `defaultRunLength`; tests make it small).
     /// `chunkPool`: where the arena takes its chunks from and gives them back (the writer's).
-    init(runLength: Int? = nil, chunkPool: ArenaChunkPool? = nil) {
+    /// `indexCapacity`: slots of the hash index to start with (a power of two), or nil to
+    /// start small and grow from the first insert (see `MemTableHashIndex.capacity(expecting:maxBytes:)`).
+    init(runLength: Int? = nil, chunkPool: ArenaChunkPool? = nil, indexCapacity: Int? = nil) {
         self.runLength = max(runLength ?? MemTable.defaultRunLength, 1)
         arena = Arena(pool: chunkPool)
         heads = .allocate(capacity: MemTable.maxRuns)
@@ -97,6 +99,7 @@ final class MemTable: @unchecked Sendable {
         for run in 0..<MemTable.maxRuns { (heights + run).initialize(to: Atomic(1)) }
         finger = .allocate(capacity: MemTable.maxHeight)
         startRun()
+        if let indexCapacity { publish(MemTableHashIndex(capacity: indexCapacity, pool: chunkPool)) }
     }
 
     deinit {
@@ -173,6 +176,12 @@ final class MemTable: @unchecked Sendable {
 
     /// Number of versions (puts and tombstones) inserted.
     var count: Int { entryCount.load(ordering: .relaxed) }
+
+    /// Writer only: distinct keys inserted (the keys in the hash index).
+    var distinctKeys: Int { indexedKeys }
+
+    /// Writer only: the hash index's slots, 0 before it has one; for tests.
+    var indexCapacity: Int { withIndex { $0.capacity } ?? 0 }
 
     /// Checks invariants 3 to 6 over the whole table: each run's bottom level in (key
     /// ascending, sequence descending) order, no (key, sequence) twice in all the runs, the
@@ -261,7 +270,7 @@ final class MemTable: @unchecked Sendable {
         if let added = added ?? nil {
             if added { indexedKeys += 1 }
         } else {
-            let index = withIndex { $0.grown() } ?? MemTableHashIndex(capacity: 1024)
+            let index = withIndex { $0.grown() } ?? MemTableHashIndex(capacity: MemTableHashIndex.initialCapacity, pool: arena.pool)
             publish(index)
             if index.record(node, hash: hash) { indexedKeys += 1 }
         }

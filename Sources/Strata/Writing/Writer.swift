@@ -616,7 +616,11 @@ final class Writer: @unchecked Sendable {
         }
         memtable.checkInvariants()
         let sealed = SealedMemTable(table: memtable, lastSequence: lastAssigned, nextLogNumber: wal.segmentNumber)
-        let fresh = MemTable(runLength: memtableRunLength, chunkPool: chunkPool)
+        // The next table will likely hold about as many keys as this one: its index starts at
+        // the size this one's reached, so it need not grow (MemTableHashIndex.capacity).
+        let fresh = MemTable(
+            runLength: memtableRunLength, chunkPool: chunkPool,
+            indexCapacity: MemTableHashIndex.capacity(expecting: memtable.distinctKeys, maxBytes: memtableBudget / 4))
         memtable = fresh
         versions.sealMemtable(sealed.table, replacingWith: fresh)
         maintenance.enqueueFlush(sealed)
