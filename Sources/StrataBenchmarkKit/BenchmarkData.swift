@@ -45,13 +45,13 @@ public enum BenchmarkKey {
 
     public static func make(_ index: Int) -> [UInt8] {
         precondition(index >= 0 && index < 10_000_000_000_000_000, "key index \(index) does not fit 16 digits")
-        return [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
+        return withUnsafeTemporaryAllocation(byteCount: length, alignment: 8) { buffer in
             var rest = index
             for position in stride(from: length - 1, through: 0, by: -1) {
                 buffer[position] = 0x30 &+ UInt8(truncatingIfNeeded: rest % 10)
                 rest /= 10
             }
-            initialized = length
+            return finishedArray(buffer)
         }
     }
 
@@ -79,7 +79,7 @@ public struct BenchmarkValues: Sendable {
     }
 
     public mutating func next() -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
+        withUnsafeTemporaryAllocation(byteCount: length, alignment: 8) { buffer in
             var position = 0
             while position < length {
                 var word = random.next()
@@ -90,9 +90,19 @@ public struct BenchmarkValues: Sendable {
                     position += 1
                 }
             }
-            initialized = length
+            return finishedArray(buffer)
         }
     }
+}
+
+/// `bytes` as an array, made by the initializer the standard library ships specialized for
+/// bytes. The generic ones (`unsafeUninitializedCapacity:`) look the array's storage type up
+/// in the runtime's metadata cache on every call: two lookups a put were about a fifth of
+/// fillseq's timed loop, for every engine alike, time that measured the harness and not the
+/// engines (docs/benchmarks.md, "The harness's keys and values").
+@inline(__always)
+private func finishedArray(_ bytes: UnsafeMutableRawBufferPointer) -> [UInt8] {
+    [UInt8](UnsafeRawBufferPointer(bytes))
 }
 
 /// One put of a batch.
