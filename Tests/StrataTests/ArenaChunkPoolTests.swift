@@ -225,14 +225,33 @@ import Testing
         }
         #expect(pool.tableCount == 1)
         let second = MemTable(chunkPool: pool, indexCapacity: slots)
+        #expect(pool.tableCount == 1, "taken at the first insert")
+        insert(second, "first", 1)
         #expect(pool.tableCount == 0)
         #expect(second.indexCapacity == slots)
         #expect(!find(second, "old-42"))
         insert(second, "new", 5_000)
         #expect(find(second, "new-4999") && !find(second, "old-4999"))
-        // Only a table of the same size is taken.
-        let smaller = MemTable(chunkPool: pool, indexCapacity: slots / 2)
-        #expect(smaller.indexCapacity == slots / 2)
+    }
+
+    /// A table of another size is not taken.
+    @Test func anIndexTableOfAnotherSizeStaysInThePool() {
+        let pool = ArenaChunkPool(limit: 4)
+        let slots = 2 * Arena.chunkBytes / 16
+        func firstInsert(_ table: MemTable) {
+            let key = Array("k".utf8)
+            key.withUnsafeBytes { key in key.withUnsafeBytes { table.insert(key: key, sequence: 1, value: $0) } }
+        }
+        do {
+            let first = MemTable(chunkPool: pool, indexCapacity: slots)
+            firstInsert(first)
+        }
+        #expect(pool.tableCount == 1)
+        let larger = MemTable(chunkPool: pool, indexCapacity: 2 * slots)
+        firstInsert(larger)
+        #expect(larger.indexCapacity == 2 * slots)
+        #expect(pool.tableCount == 1)
+        #expect(pool.takeTable(bytes: 2 * slots * 16) == nil)
     }
 
     @Test func thePoolKeepsNoMoreThanItsLimitOfIndexTables() {
@@ -240,7 +259,11 @@ import Testing
         let slots = Arena.chunkBytes / 16
         do {
             let tables = (0...ArenaChunkPool.tableLimit).map { _ in MemTable(chunkPool: pool, indexCapacity: slots) }
-            #expect(tables.count == ArenaChunkPool.tableLimit + 1)
+            let key = Array("k".utf8)
+            for table in tables {
+                key.withUnsafeBytes { key in key.withUnsafeBytes { table.insert(key: key, sequence: 1, value: $0) } }
+            }
+            #expect(tables.allSatisfy { $0.indexCapacity == slots })
         }
         #expect(pool.tableCount == ArenaChunkPool.tableLimit)
         #expect(pool.takeTable(bytes: 2 * Arena.chunkBytes) == nil)

@@ -190,7 +190,7 @@ final class ArenaChunkPool: Sendable {
 
     /// Index tables the pool keeps at most (invariant 4): the table of the memtable being
     /// flushed comes back while its successor fills, and the one after takes it.
-    static let tableLimit = 2
+    static let tableLimit = 1
 
     /// A mapping of exactly `bytes` given back by a freed memtable's hash index, its contents
     /// left as they were, or nil. A fresh large-page mapping costs the kernel a zeroed page

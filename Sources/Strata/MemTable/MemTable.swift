@@ -80,6 +80,9 @@ final class MemTable: @unchecked Sendable {
     /// Every index built, kept alive until the table goes (MemTableHashIndex invariant 3).
     /// Writer only.
     private var indexes: [MemTableHashIndex] = []
+    /// Slots of the first index, made at the first insert: a table that is never written to
+    /// (an idle store's, after a flush) holds none.
+    private let firstIndexCapacity: Int
 
     /// Writer only: gives the arena `pool` (see `init`), for a table made before its writer.
     func useChunkPool(_ pool: ArenaChunkPool) {
@@ -88,9 +91,10 @@ final class MemTable: @unchecked Sendable {
 
     /// `runLength`: nodes a run takes (nil for `defaultRunLength`; tests make it small).
     /// `chunkPool`: where the arena takes its chunks from and gives them back (the writer's).
-    /// `indexCapacity`: slots of the hash index to start with (a power of two), or nil to
-    /// start small and grow from the first insert (see `MemTableHashIndex.capacity(expecting:maxBytes:)`).
+    /// `indexCapacity`: slots of the hash index made at the first insert (a power of two), or
+    /// nil to start small and grow (see `MemTableHashIndex.capacity(expecting:maxBytes:)`).
     init(runLength: Int? = nil, chunkPool: ArenaChunkPool? = nil, indexCapacity: Int? = nil) {
+        firstIndexCapacity = indexCapacity ?? MemTableHashIndex.initialCapacity
         self.runLength = max(runLength ?? MemTable.defaultRunLength, 1)
         arena = Arena(pool: chunkPool)
         heads = .allocate(capacity: MemTable.maxRuns)
@@ -99,7 +103,6 @@ final class MemTable: @unchecked Sendable {
         for run in 0..<MemTable.maxRuns { (heights + run).initialize(to: Atomic(1)) }
         finger = .allocate(capacity: MemTable.maxHeight)
         startRun()
-        if let indexCapacity { publish(MemTableHashIndex(capacity: indexCapacity, pool: chunkPool)) }
     }
 
     deinit {
@@ -270,7 +273,7 @@ final class MemTable: @unchecked Sendable {
         if let added = added ?? nil {
             if added { indexedKeys += 1 }
         } else {
-            let index = withIndex { $0.grown() } ?? MemTableHashIndex(capacity: MemTableHashIndex.initialCapacity, pool: arena.pool)
+            let index = withIndex { $0.grown() } ?? MemTableHashIndex(capacity: firstIndexCapacity, pool: arena.pool)
             publish(index)
             if index.record(node, hash: hash) { indexedKeys += 1 }
         }

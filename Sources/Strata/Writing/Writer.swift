@@ -617,7 +617,7 @@ final class Writer: @unchecked Sendable {
         memtable.checkInvariants()
         let sealed = SealedMemTable(table: memtable, lastSequence: lastAssigned, nextLogNumber: wal.segmentNumber)
         // The next table will likely hold about as many keys as this one: its index starts at
-        // the size this one's reached, so it need not grow (MemTableHashIndex.capacity).
+        // the size this one's needed, so it need not grow (MemTableHashIndex.capacity).
         let fresh = MemTable(
             runLength: memtableRunLength, chunkPool: chunkPool,
             indexCapacity: MemTableHashIndex.capacity(expecting: memtable.distinctKeys, maxBytes: memtableBudget / 4))
