@@ -204,9 +204,10 @@ import Testing
         }
     }
 
-    /// A freed memtable's large hash index table goes to the pool and the next table of its
-    /// size takes it, emptied: the old keys are not found, the new ones are.
-    @Test func aFreedIndexTableGoesToTheNextIndexEmptied() {
+    /// A new memtable whose first index is large asks the pool for a table of its size; when
+    /// there is none it starts small, and the pool sets one up for the next memtable, which
+    /// takes it. A freed table of that size comes back, and the next index over it is empty.
+    @Test func aFirstIndexTakesATableSetUpAheadOrAFreedOne() {
         let pool = ArenaChunkPool(limit: 4)
         let slots = 2 * Arena.chunkBytes / 16  // a 2 MiB table: two words a slot
         func insert(_ table: MemTable, _ prefix: String, _ count: Int) {
@@ -218,57 +219,51 @@ import Testing
         func find(_ table: MemTable, _ key: String) -> Bool {
             Array(key.utf8).withUnsafeBytes { table.findVisible($0, at: .max) } != nil
         }
+        let first = MemTable(chunkPool: pool, indexCapacity: slots)
+        insert(first, "first", 1)
+        #expect(first.indexCapacity == MemTableHashIndex.initialCapacity, "none held: it starts small")
+        pool.waitForRefill()
+        #expect(pool.tableCount == 1, "one set up for the next memtable")
         do {
-            let first = MemTable(chunkPool: pool, indexCapacity: slots)
-            insert(first, "old", 5_000)
-            #expect(find(first, "old-42"))
+            let second = MemTable(chunkPool: pool, indexCapacity: slots)
+            insert(second, "old", 5_000)
+            #expect(second.indexCapacity == slots)
+            pool.waitForRefill()
+            #expect(pool.tableCount == 1, "another set up, for the memtable after")
+            pool.trim()
+            #expect(pool.tableCount == 0)
         }
-        #expect(pool.tableCount == 1)
-        let second = MemTable(chunkPool: pool, indexCapacity: slots)
-        #expect(pool.tableCount == 1, "taken at the first insert")
-        insert(second, "first", 1)
-        #expect(pool.tableCount == 0)
-        #expect(second.indexCapacity == slots)
-        #expect(!find(second, "old-42"))
-        insert(second, "new", 5_000)
-        #expect(find(second, "new-4999") && !find(second, "old-4999"))
+        #expect(pool.tableCount == 1, "the second memtable's table came back")
+        let third = MemTable(chunkPool: pool, indexCapacity: slots)
+        insert(third, "new", 5_000)
+        #expect(third.indexCapacity == slots)
+        #expect(!find(third, "old-42") && !find(third, "old-4999"))
+        #expect(find(third, "new-42") && find(third, "new-4999"))
+        pool.waitForRefill()
     }
 
-    /// A table of another size is not taken.
-    @Test func anIndexTableOfAnotherSizeStaysInThePool() {
+    /// The pool keeps at most `tableLimit` tables, only of the size last asked for, and a
+    /// trim frees them.
+    @Test func thePoolKeepsOnlyTablesOfTheSizeAskedForUpToItsLimit() {
         let pool = ArenaChunkPool(limit: 4)
-        let slots = 2 * Arena.chunkBytes / 16
-        func firstInsert(_ table: MemTable) {
-            let key = Array("k".utf8)
-            key.withUnsafeBytes { key in key.withUnsafeBytes { table.insert(key: key, sequence: 1, value: $0) } }
-        }
-        do {
-            let first = MemTable(chunkPool: pool, indexCapacity: slots)
-            firstInsert(first)
-        }
-        #expect(pool.tableCount == 1)
-        let larger = MemTable(chunkPool: pool, indexCapacity: 2 * slots)
-        firstInsert(larger)
-        #expect(larger.indexCapacity == 2 * slots)
-        #expect(pool.tableCount == 1)
-        #expect(pool.takeTable(bytes: 2 * slots * 16) == nil)
-    }
-
-    @Test func thePoolKeepsNoMoreThanItsLimitOfIndexTables() {
-        let pool = ArenaChunkPool(limit: 4)
-        let slots = Arena.chunkBytes / 16
-        do {
-            let tables = (0...ArenaChunkPool.tableLimit).map { _ in MemTable(chunkPool: pool, indexCapacity: slots) }
-            let key = Array("k".utf8)
-            for table in tables {
-                key.withUnsafeBytes { key in key.withUnsafeBytes { table.insert(key: key, sequence: 1, value: $0) } }
-            }
-            #expect(tables.allSatisfy { $0.indexCapacity == slots })
-        }
+        let bytes = 2 * Arena.chunkBytes
+        #expect(pool.takeTableForFirstIndex(bytes: bytes) == nil)
+        pool.waitForRefill()
         #expect(pool.tableCount == ArenaChunkPool.tableLimit)
-        #expect(pool.takeTable(bytes: 2 * Arena.chunkBytes) == nil)
+        let extra = strata_map_pages(bytes)!
+        #expect(!pool.giveTable(extra, bytes: bytes), "full")
+        let taken = pool.takeTableForFirstIndex(bytes: bytes)
+        #expect(taken != nil)
+        pool.waitForRefill()
+        let other = strata_map_pages(2 * bytes)!
+        pool.trim()
+        #expect(!pool.giveTable(other, bytes: 2 * bytes), "another size")
+        #expect(pool.giveTable(extra, bytes: bytes))
+        #expect(pool.tableCount == 1)
         pool.trim()
         #expect(pool.tableCount == 0)
+        strata_unmap_pages(other, 2 * bytes)
+        strata_unmap_pages(taken, bytes)
     }
 
     /// A store that flushed several memtables holds chunks for the next; suspending it gives

@@ -106,8 +106,9 @@ final class Arena {
 ///    that starts it, cleared by the refill in the same critical section that decides it is
 ///    done).
 /// 4. Beside the chunks, the pool holds at most `tableLimit` hash index tables, each a
-///    `strata_map_pages` mapping owned by nobody else, taken only at its exact size, and
-///    freed by `trim()` and `deinit` like the chunks.
+///    `strata_map_pages` mapping owned by nobody else, of the size the last new memtable's
+///    first index asked for when it was kept, taken only at its exact size, and freed by
+///    `trim()` and `deinit` like the chunks (a table set up across a `trim()` is freed).
 final class ArenaChunkPool: Sendable {
     let limit: Int
     /// Chunks a refill keeps ready; 0 for none (a pool that only keeps freed tables' chunks).
@@ -118,6 +119,8 @@ final class ArenaChunkPool: Sendable {
         var held: [UInt] = []
         /// Freed memtables' hash index tables (`strata_map_pages` mappings): address, bytes.
         var tables: [(address: UInt, bytes: Int)] = []
+        /// The size of the tables worth keeping: the last first index asked for.
+        var preferredTableBytes = 0
         var refilling = false
         /// Set when a freed table's chunk comes back: from then on the pool lives on those,
         /// and no refill starts (until a `trim()`).
@@ -206,11 +209,45 @@ final class ArenaChunkPool: Sendable {
         return address.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }
     }
 
+    /// For a new memtable's first index of `bytes`: a held table of that size, or nil. Either
+    /// way, when no other table of that size is left, one is set up on the refill thread for
+    /// the next memtable, and from now on only tables of that size are kept (`giveTable`).
+    /// The writer thus never waits for fresh large pages for an index, which on some
+    /// machines come at a few hundred megabytes a second (docs/benchmarks.md, "Memtable
+    /// indexes sized ahead"); a memtable that finds none starts small and grows.
+    func takeTableForFirstIndex(bytes: Int) -> UnsafeMutableRawPointer? {
+        let (address, prepare) = state.withLock { state -> (UInt?, Int?) in
+            state.preferredTableBytes = bytes
+            let address = state.tables.lastIndex { $0.bytes == bytes }.map { state.tables.remove(at: $0).address }
+            let left = state.tables.contains { $0.bytes == bytes }
+            return (address, left ? nil : state.generation)
+        }
+        if let generation = prepare {
+            Self.refillThread.async { self.prepareTable(bytes: bytes, generation: generation) }
+        }
+        return address.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }
+    }
+
+    /// Sets up a fresh table of `bytes` and keeps it, unless by then the pool is full, wants
+    /// another size, or a `trim()` came in between (invariant 4).
+    private func prepareTable(bytes: Int, generation: Int) {
+        func wanted(_ state: State) -> Bool {
+            state.generation == generation && state.tables.count < Self.tableLimit && state.preferredTableBytes == bytes
+        }
+        guard state.withLock({ wanted($0) }), let table = strata_map_pages(bytes) else { return }
+        let kept = state.withLock { state -> Bool in
+            guard wanted(state) else { return false }
+            state.tables.append((UInt(bitPattern: table), bytes))
+            return true
+        }
+        if !kept { strata_unmap_pages(table, bytes) }
+    }
+
     /// Keeps a hash index's mapping for a later `takeTable`; false when the pool holds
-    /// `tableLimit` already (the caller unmaps it).
+    /// `tableLimit` already or wants tables of another size (the caller unmaps it).
     func giveTable(_ table: UnsafeMutableRawPointer, bytes: Int) -> Bool {
         state.withLock { state in
-            guard state.tables.count < Self.tableLimit else { return false }
+            guard state.tables.count < Self.tableLimit, bytes == state.preferredTableBytes else { return false }
             state.tables.append((UInt(bitPattern: table), bytes))
             return true
         }

@@ -32,14 +32,17 @@ final class MemTableHashIndex {
     /// chunk pool), or nil.
     private let pool: ArenaChunkPool?
 
-    init(capacity: Int, pool: ArenaChunkPool? = nil) {
+    /// `table`: a mapping of `mappedBytes(capacity:)` from `pool` to use (its contents are
+    /// zeroed here); otherwise the pool's, or a fresh one.
+    init(capacity: Int, pool: ArenaChunkPool? = nil, table: UnsafeMutableRawPointer? = nil) {
         precondition(capacity > 0 && capacity & (capacity - 1) == 0, "capacity must be a power of two")
         mask = capacity - 1
         self.pool = pool
         let bytes = 2 * capacity * MemoryLayout<UInt64>.stride
         let largePage = Int(STRATA_LARGE_PAGE_BYTES)
         let mapping = (bytes + largePage - 1) / largePage * largePage
-        if bytes >= largePage, let reused = pool?.takeTable(bytes: mapping) {
+        assert((bytes >= largePage ? mapping : nil) == Self.mappedBytes(capacity: capacity))
+        if bytes >= largePage, let reused = table ?? pool?.takeTable(bytes: mapping) {
             // A freed table's mapping, its pages set up; the loop below zeroes its slots.
             slots = reused.bindMemory(to: Atomic<UInt64>.self, capacity: 2 * capacity)
             mappedBytes = mapping
@@ -67,6 +70,14 @@ final class MemTableHashIndex {
 
     @inline(__always)
     var capacity: Int { mask + 1 }
+
+    /// The bytes of the large-page mapping a table of `capacity` slots is made in, or nil
+    /// when it is small enough to come from the allocator.
+    static func mappedBytes(capacity: Int) -> Int? {
+        let bytes = 2 * capacity * MemoryLayout<UInt64>.stride
+        let largePage = Int(STRATA_LARGE_PAGE_BYTES)
+        return bytes >= largePage ? (bytes + largePage - 1) / largePage * largePage : nil
+    }
 
     /// Slots a table starts with when no size is known.
     static let initialCapacity = 1024

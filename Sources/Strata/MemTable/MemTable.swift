@@ -273,10 +273,26 @@ final class MemTable: @unchecked Sendable {
         if let added = added ?? nil {
             if added { indexedKeys += 1 }
         } else {
-            let index = withIndex { $0.grown() } ?? MemTableHashIndex(capacity: firstIndexCapacity, pool: arena.pool)
+            let index = withIndex { $0.grown() } ?? firstIndex()
             publish(index)
             if index.record(node, hash: hash) { indexedKeys += 1 }
         }
+    }
+
+    /// Writer only: the table's first index. One of `firstIndexCapacity` slots when that is
+    /// small enough for the allocator, or when the pool holds a table of its size (a freed
+    /// memtable's, or one set up ahead); otherwise a small one that grows as it fills, while
+    /// the pool sets one up for the next memtable (`takeTableForFirstIndex`). Fresh large
+    /// pages for a 4 MiB table took the writer 3% to 15% of a short bulk load's time
+    /// (docs/benchmarks.md, "Memtable indexes sized ahead").
+    private func firstIndex() -> MemTableHashIndex {
+        guard let pool = arena.pool, firstIndexCapacity > MemTableHashIndex.initialCapacity,
+            let bytes = MemTableHashIndex.mappedBytes(capacity: firstIndexCapacity)
+        else { return MemTableHashIndex(capacity: firstIndexCapacity, pool: arena.pool) }
+        if let table = pool.takeTableForFirstIndex(bytes: bytes) {
+            return MemTableHashIndex(capacity: firstIndexCapacity, pool: pool, table: table)
+        }
+        return MemTableHashIndex(capacity: MemTableHashIndex.initialCapacity, pool: pool)
     }
 
     /// Writer only: links a new node for the version into the current run and returns it
