@@ -39,14 +39,12 @@ final class MemTableHashIndex {
         mask = capacity - 1
         self.pool = pool
         let bytes = 2 * capacity * MemoryLayout<UInt64>.stride
-        let largePage = Int(STRATA_LARGE_PAGE_BYTES)
-        let mapping = (bytes + largePage - 1) / largePage * largePage
-        assert((bytes >= largePage ? mapping : nil) == Self.mappedBytes(capacity: capacity))
-        if bytes >= largePage, let reused = table ?? pool?.takeTable(bytes: mapping) {
+        let mapping = Self.mappedBytes(capacity: capacity)
+        if let mapping, let reused = table ?? pool?.takeTable(bytes: mapping) {
             // A freed table's mapping, its pages set up; the loop below zeroes its slots.
             slots = reused.bindMemory(to: Atomic<UInt64>.self, capacity: 2 * capacity)
             mappedBytes = mapping
-        } else if bytes >= largePage, let mapped = strata_map_pages(mapping) {
+        } else if let mapping, let mapped = strata_map_pages(mapping) {
             // Already set up and zeroed; the loop below only gives the words their type.
             slots = mapped.bindMemory(to: Atomic<UInt64>.self, capacity: 2 * capacity)
             mappedBytes = mapping
