@@ -92,12 +92,16 @@ final class MemTableHashIndex {
         let wanted = max(keys, 0) + max(keys, 0) / 4
         let slotBytes = 2 * MemoryLayout<UInt64>.stride
         var capacity = initialCapacity
-        while wanted * 10 >= capacity * 7 && (capacity * 2) * slotBytes <= maxBytes { capacity *= 2 }
+        while isFull(holding: wanted, capacity: capacity) && (capacity * 2) * slotBytes <= maxBytes { capacity *= 2 }
         return capacity
     }
     /// True when `keys` keys fill it past 70%: the writer then grows it.
     @inline(__always)
-    func isFull(holding keys: Int) -> Bool { keys * 10 >= capacity * 7 }
+    func isFull(holding keys: Int) -> Bool { Self.isFull(holding: keys, capacity: capacity) }
+
+    /// True when `keys` keys fill a table of `capacity` slots past 70%.
+    @inline(__always)
+    static func isFull(holding keys: Int, capacity: Int) -> Bool { keys * 10 >= capacity * 7 }
 
     @inline(__always)
     static func tag(_ hash: UInt64) -> UInt64 {
