@@ -27,13 +27,17 @@ public enum WALSegmentReader {
 
     /// Walks `bytes` (a whole segment, header included) from the first record, handing each
     /// intact record (payload, offset) to `record` in order, and judges the first damage:
-    /// in a segment that is not the last, corruption; in the last, corruption when an intact
-    /// record after it proves the bytes had been synced, a torn tail otherwise.
+    /// corruption when an intact record after it proves the bytes had been synced, or, for a
+    /// segment that is not the last, when a later segment proves a sync of its own (the
+    /// writer syncs a segment past its header only once every earlier one is synced to its
+    /// end); a torn tail otherwise.
     ///
-    /// `sequenceFloor` is the sequence of the last record before this segment, if known.
-    /// `record` may throw to stop the walk; the error reaches the caller.
+    /// `later` is nil for the last segment; otherwise it looks through the segments after
+    /// this one for such a proof (`WALTail.recordProvingSegmentSynced`), and is called only
+    /// when there is damage. `sequenceFloor` is the sequence of the last record before this
+    /// segment, if known. `record` may throw to stop the walk; the error reaches the caller.
     public static func read(
-        _ bytes: [UInt8], isLast: Bool, sequenceFloor: UInt64?,
+        _ bytes: [UInt8], later: (() -> SyncEvidence?)?, sequenceFloor: UInt64?,
         record: ([UInt8], Int) throws -> Void
     ) rethrows -> Outcome {
         var scanner = WALScanner(bytes: bytes)
@@ -62,10 +66,10 @@ public enum WALSegmentReader {
                 (offset, reason) = (bad, why)
             }
             let damage: LogDamage
-            if !isLast {
-                damage = .corruption(offset: offset, reason: reason, evidence: .notLastSegment)
-            } else if let proof = WALTail.recordProvingSynced(bytes, damageAt: offset, sequenceFloor: floor) {
+            if let proof = WALTail.recordProvingSynced(bytes, damageAt: offset, sequenceFloor: floor) {
                 damage = .corruption(offset: offset, reason: reason, evidence: .laterRecord(offset: proof))
+            } else if let evidence = later?() {
+                damage = .corruption(offset: offset, reason: reason, evidence: evidence)
             } else {
                 let discarded = max(0, (lastNonZeroIndex(bytes) ?? offset) + 1 - offset)
                 damage = .tornTail(offset: offset, reason: reason, discardedBytes: discarded)

@@ -28,8 +28,10 @@ public enum LogDamage: Equatable, Sendable {
 
 /// Why damaged bytes are known to have been synced.
 public enum SyncEvidence: Equatable, Sendable {
-    /// The WAL segment is not the last: each is synced to its end before the next begins.
-    case notLastSegment
+    /// The WAL segment is not the last, and the record at `offset` of the later segment
+    /// `file` proves that segment synced past its header: the writer syncs a segment only
+    /// once every earlier one is synced to its end.
+    case laterSegment(file: String, offset: Int)
     /// The manifest's first record, its snapshot, is synced before the manifest is installed.
     case firstRecord
     /// An intact record starting at `offset`, after the damage, proves it (for the WAL: its
@@ -103,6 +105,43 @@ public enum WALTail {
             return header.syncedThrough > UInt64(offset) && header.syncedThrough <= UInt64(start)
                 && header.sequence >= (sequenceFloor ?? 0)
         }
+    }
+
+    /// The offset of an intact WAL record that proves its segment was synced past the
+    /// header, or nil: its `syncedThrough` is past the header, and no further than its own
+    /// start (as in `recordProvingSynced`). A segment that holds one had
+    /// every earlier segment synced to its end before it (docs/format/wal.md, "Recovery").
+    public static func recordProvingSegmentSynced(_ bytes: [UInt8]) -> Int? {
+        let header = UInt64(WALFormat.headerSize)
+        return firstIntactRecord(in: bytes, after: WALFormat.headerSize - 1) { payload, start in
+            guard let batch = try? withBorrowedBytes(payload, { raw throws(FormatError) in try BatchFormat.decodeHeader(raw) }) else {
+                return false
+            }
+            return batch.syncedThrough > header && batch.syncedThrough <= UInt64(start)
+        }
+    }
+
+    /// Evidence that the WAL segment before the segments `names` (in order) was synced to
+    /// its end: a record in one of them that proves its own segment synced past the header
+    /// (`recordProvingSegmentSynced`). `read` gives a segment's bytes, nil when it cannot be
+    /// read (such a segment proves nothing).
+    public static func laterSegmentProof(names: [String], read: (String) -> [UInt8]?) -> SyncEvidence? {
+        for name in names {
+            guard let bytes = read(name) else { continue }
+            if let offset = recordProvingSegmentSynced(bytes) { return .laterSegment(file: name, offset: offset) }
+        }
+        return nil
+    }
+
+    /// Whether the first record of the WAL segment `bytes` continues a log whose last record
+    /// has `lastSequence`: a batch with the next sequence, or a sync mark with the same one.
+    /// True when no intact record starts the segment (that is damage, judged as such).
+    public static func firstRecordContinues(_ bytes: [UInt8], after lastSequence: UInt64) -> Bool {
+        var scanner = WALScanner(bytes: bytes)
+        guard case .record(let payload, _, _) = scanner.next(),
+            let header = try? withBorrowedBytes(payload, { raw throws(FormatError) in try BatchFormat.decodeHeader(raw) })
+        else { return true }
+        return header.kind == .syncMark ? header.sequence == lastSequence : header.sequence == lastSequence &+ 1
     }
 
     /// The offset of an intact manifest record after damage at `offset`, or nil. Manifest

@@ -36,6 +36,7 @@ enum FindingCode {
     static let walBadBatch = "wal.badBatch"
     static let walSequenceGap = "wal.sequenceGap"
     static let walIncompleteSegment = "wal.incompleteSegment"
+    static let walUnsyncedSegment = "wal.unsyncedSegment"
 
     static let fileUnreferenced = "file.unreferenced"
     static let fileUnknown = "file.unknown"

@@ -34,7 +34,8 @@ extension VerificationRun {
                     try handle.preallocate(to: size)
                     try handle.sync()
                 case .remove(let file):
-                    precondition(!referenced.contains(file), "repair must never remove \(file): the store reads it")
+                    precondition(
+                        !referenced.contains(file) || unsyncedSegments.contains(file), "repair must never remove \(file): the store reads it")
                     try fs.removeFile(directory.filePath(file))
                     removed = true
                 }

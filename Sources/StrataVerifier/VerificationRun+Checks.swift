@@ -89,10 +89,30 @@ extension VerificationRun {
                 lastBytes = segments.last.flatMap { read($0.name) }
             }
         }
+        var unsynced: [String] = []
         for (index, segment) in segments.enumerated() {
             let isLast = index == segments.count - 1
             guard let bytes = isLast ? lastBytes : read(segment.name) else { continue }
-            check.check(name: segment.name, number: segment.number, bytes: bytes, isLast: isLast)
+            let store = directory
+            let readSegment = { (name: String) in try? store.fileSystem.readWholeFile(store.filePath(name)) }
+            if index > 0, check.endedUnproven, let last = check.lastSequenceRead, !WALTail.firstRecordContinues(bytes, after: last),
+                WALTail.laterSegmentProof(names: segments[index...].map(\.name), read: readSegment) == nil
+            {
+                // The segment before ended early, in zeros, unmarked, and this one does not
+                // continue it: a roll whose sync a crash interrupted, where the store finds
+                // the log's end (docs/format/wal.md, "Recovery").
+                unsynced = segments[index...].map(\.name)
+                break
+            }
+            let later = segments[(index + 1)...].map(\.name)
+            let laterProof: (() -> SyncEvidence?)? = isLast ? nil : { WALTail.laterSegmentProof(names: later, read: readSegment) }
+            check.check(name: segment.name, number: segment.number, bytes: bytes, later: laterProof)
+            if !isLast, check.tornTail != nil {
+                // The log ends in this segment, as the store finds when it opens: the ones after
+                // it go (docs/format/wal.md, "Recovery").
+                unsynced = later
+                break
+            }
         }
         for finding in check.findings {
             if finding.code == FindingCode.walTornTail, let tail = check.tornTail {
@@ -100,6 +120,16 @@ extension VerificationRun {
             } else {
                 add(finding)
             }
+        }
+        for name in unsynced {
+            markUnsynced(name)
+            add(
+                VerifierFinding(
+                    severity: .warning, file: name, code: FindingCode.walUnsyncedSegment,
+                    message:
+                        "this WAL segment follows a segment whose sync a crash interrupted (it ends in a torn write, or early), and holds no record proving a sync of its own: nothing in it was acknowledged as durable, and it follows lost bytes; repair deletes it, as the store does when it opens",
+                    repairable: true),
+                repair: .remove(file: name))
         }
         return WALReading(firstSequence: check.firstSequence)
     }

@@ -8,6 +8,8 @@ struct VerificationRun {
     private(set) var repairs: [(finding: Int, action: Repair.Action)] = []
     /// Files the store reads. Repair never touches them.
     private(set) var referenced: Set<String> = [StoreIdentityFormat.fileName, StoreFileName.lockFileName]
+    /// WAL segments the store deletes unread when it opens (`markUnsynced`).
+    private(set) var unsyncedSegments: Set<String> = []
 
     init(directory: StoreDirectory) {
         self.directory = directory
@@ -31,6 +33,12 @@ struct VerificationRun {
         precondition((action != nil) == finding.repairable, "a finding is repairable exactly when repair has an action for it")
         if let action { repairs.append((report.findings.count, action)) }
         report.findings.append(finding)
+    }
+
+    /// Records that the store, when it opens, deletes the WAL segment `name` without reading
+    /// it (it follows a torn write in an earlier segment): repair may delete it too.
+    mutating func markUnsynced(_ name: String) {
+        unsyncedSegments.insert(name)
     }
 
     mutating func reference(_ name: String) {

@@ -1,10 +1,10 @@
 import StrataFormat
 
 /// Reads the WAL segments the store would replay, oldest first, applying the rules recovery
-/// applies (docs/format/wal.md, "Validity rules" and "Recovery"): damage is corruption,
-/// except at the end of the last segment when no later record proves it had been synced.
+/// applies (docs/format/wal.md, "Validity rules" and "Recovery"): damage is a torn write,
+/// unless a later record, or a later segment's record, proves it had been synced.
 struct WALCheck {
-    /// A torn write at the end of the last segment, which repair cuts off.
+    /// A torn write where the log ends, which repair cuts off.
     struct TornTail {
         var file: String
         var offset: Int
@@ -20,6 +20,12 @@ struct WALCheck {
     private(set) var firstSequence: UInt64?
     /// The sequence the next record must carry; nil after damage, when it cannot be known.
     private var expected: UInt64?
+    /// Whether the last segment checked ended cleanly but without proving itself synced to
+    /// its end (no sync mark): a roll whose sync a crash may have interrupted.
+    private(set) var endedUnproven = false
+
+    /// The sequence of the last record read, when known.
+    var lastSequenceRead: UInt64? { expected.map { $0 &- 1 } }
 
     /// `lastSequence` is the manifest's, or nil when the manifest could not be read.
     init(lastSequence: UInt64?) {
@@ -41,7 +47,10 @@ struct WALCheck {
         return true
     }
 
-    mutating func check(name: String, number: UInt64, bytes: [UInt8], isLast: Bool) {
+    /// Checks one segment. `later` is nil for the last segment, as in `WALSegmentReader.read`;
+    /// otherwise it looks in the segments after this one for a record proving a sync.
+    mutating func check(name: String, number: UInt64, bytes: [UInt8], later: (() -> SyncEvidence?)?) {
+        endedUnproven = false
         let header: WALFormat.SegmentHeader
         do {
             header = try withBorrowedBytes(bytes) { raw throws(FormatError) in try WALFormat.SegmentHeader.decode(raw) }
@@ -68,13 +77,14 @@ struct WALCheck {
         struct Stop: Error {}
         let outcome: WALSegmentReader.Outcome
         do {
-            outcome = try WALSegmentReader.read(bytes, isLast: isLast, sequenceFloor: expected.map { $0 - 1 }) { payload, offset in
+            outcome = try WALSegmentReader.read(bytes, later: later, sequenceFloor: expected.map { $0 - 1 }) { payload, offset in
                 guard checkBatch(payload, name: name, offset: offset) else { throw Stop() }
             }
         } catch {
             expected = nil
             return
         }
+        endedUnproven = outcome.damage == nil && outcome.provenThrough < outcome.end
         switch outcome.damage {
         case nil:
             return
@@ -83,18 +93,27 @@ struct WALCheck {
                 FindingCode.walCorruption, name, offset,
                 "the WAL is damaged at byte \(offset) (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write: the store will refuse to open, restore it from a backup"
             )
+        case .corruption(let offset, let reason, .laterSegment(let file, let proof))?:
+            report(
+                FindingCode.walCorruption, name, offset,
+                "the WAL segment is damaged at byte \(offset) (\(reason)), and the record at byte \(proof) of the later segment \(file) shows this one had been synced to its end, so this is not a torn write: the store will refuse to open, restore it from a backup"
+            )
         case .corruption(let offset, let reason, _)?:
             report(
                 FindingCode.walCorruption, name, offset,
-                "the WAL segment is damaged at byte \(offset) (\(reason)); it is not the last segment, so these bytes had been synced: the store will refuse to open, restore it from a backup"
+                "the WAL segment is damaged at byte \(offset) (\(reason)) in bytes that had been synced: the store will refuse to open, restore it from a backup"
             )
         case .tornTail(let offset, let reason, let discarded)?:
             tornTail = TornTail(file: name, offset: offset)
+            let after =
+                later == nil
+                ? ""
+                : "; a crash came before this segment's sync had finished, so the segments after it hold only writes never synced either, and go with it"
             findings.append(
                 VerifierFinding(
                     severity: .warning, file: name, offset: Int64(offset), code: FindingCode.walTornTail,
                     message:
-                        "the WAL ends in a torn write at byte \(offset) (\(reason)); the \(discarded) bytes of data from there on were never synced, so no transaction in them was acknowledged as durable; repair cuts them off, as the store does when it opens",
+                        "the WAL ends in a torn write at byte \(offset) (\(reason)); the \(discarded) bytes of data from there on were never synced, so no transaction in them was acknowledged as durable\(after); repair cuts them off, as the store does when it opens",
                     repairable: true))
         }
         expected = nil

@@ -50,10 +50,10 @@ enum StoreFileFuzzing {
     static func walSegment(_ bytes: [UInt8], lastSequence: UInt64?) {
         _ = WALTail.isIncompleteSegment(bytes)
         _ = try? withBorrowedBytes(bytes) { raw throws(FormatError) in try WALFormat.SegmentHeader.decode(raw) }
-        _ = WALSegmentReader.read(bytes, isLast: false, sequenceFloor: lastSequence ?? 0) { payload, _ in decodeBatch(payload) }
+        _ = WALSegmentReader.read(bytes, later: { nil }, sequenceFloor: lastSequence ?? 0) { payload, _ in decodeBatch(payload) }
         var check = WALCheck(lastSequence: lastSequence)
         if !check.checkIncomplete(name: "wal-0000000001.log", bytes: bytes) {
-            check.check(name: "wal-0000000001.log", number: 1, bytes: bytes, isLast: true)
+            check.check(name: "wal-0000000001.log", number: 1, bytes: bytes, later: nil)
         }
     }
 
@@ -394,10 +394,10 @@ final class FuzzMappedFile {
         @Test func aSequenceWithNoSuccessorIsChecked() throws {
             let segment = try Self.crash("wal", "sequence-with-no-successor.log")
             var afterRecord = WALCheck(lastSequence: nil)
-            afterRecord.check(name: "wal-0000000001.log", number: 1, bytes: segment, isLast: true)
+            afterRecord.check(name: "wal-0000000001.log", number: 1, bytes: segment, later: nil)
             #expect(afterRecord.firstSequence == .max)
             var afterManifest = WALCheck(lastSequence: .max)
-            afterManifest.check(name: "wal-0000000001.log", number: 1, bytes: segment, isLast: true)
+            afterManifest.check(name: "wal-0000000001.log", number: 1, bytes: segment, later: nil)
             #expect(afterManifest.firstSequence == .max)
         }
     }

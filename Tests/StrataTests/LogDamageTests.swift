@@ -265,7 +265,7 @@ private func damageOffsets(count: Int, sample: Int, tail: Int, random: inout See
         second.put([2], [2])
         second.finish().withUnsafeBytes { _ = WALFormat.appendRecord($0, to: &bytes, fileOffset: 0) }
         bytes[40] ^= 0x04
-        let outcome = WALSegmentReader.read(bytes, isLast: true, sequenceFloor: 0) { _, _ in }
+        let outcome = WALSegmentReader.read(bytes, later: nil, sequenceFloor: 0) { _, _ in }
         #expect(outcome.damage == .corruption(offset: 32, reason: "fragment checksum mismatch", evidence: .laterRecord(offset: secondStart)))
     }
 
@@ -291,7 +291,7 @@ private func damageOffsets(count: Int, sample: Int, tail: Int, random: inout See
             return bytes
         }
         func isTorn(_ bytes: [UInt8]) -> Bool {
-            if case .tornTail? = WALSegmentReader.read(bytes, isLast: true, sequenceFloor: 0, record: { _, _ in }).damage { return true }
+            if case .tornTail? = WALSegmentReader.read(bytes, later: nil, sequenceFloor: 0, record: { _, _ in }).damage { return true }
             return false
         }
         #expect(!isTorn(segment(secondSyncedThrough: { UInt64($0) }, secondSequence: 4)))

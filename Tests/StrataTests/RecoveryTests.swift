@@ -1,8 +1,9 @@
 import Foundation
-import Strata
+@_spi(Testing) import Strata
 import StrataFormat
 import StrataIO
 import StrataTestSupport
+import StrataVerifier
 import Testing
 
 /// Record offsets (transactions only, not sync marks) and the end of valid data in a WAL
@@ -486,6 +487,131 @@ private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Dur
             #expect(try apiAllEntries(again) == recoveryExpectedEntries(0..<(version + 1)), "\(mode)")
             try again.close()
         }
+        try store.close()
+    }
+}
+
+/// A roll whose sync a crash interrupted: the writer moves on to the next WAL segment before
+/// the one it leaves is synced and marked (docs/format/wal.md, "Writing", rule 4), so after a
+/// crash that segment may end torn, or early in zeros, with records of the next one on disk.
+/// Recovery takes the log's end to be there, unless a later segment proves a sync of its own.
+@Suite("A WAL roll whose sync a crash interrupted")
+struct UnfinishedRollTests {
+    static let segmentBytes = 64 * 1024
+
+    /// A store whose writer rolled from segment 1 to 2 and wrote into 2, all `.buffered`, so
+    /// segment 1 is not finished yet (background work inline: it waits for the next sync),
+    /// and the image of a crash that kept every write. Returns the image and the number of
+    /// commits made.
+    static func crashAfterAnUnfinishedRoll(syncedInNewSegment: Bool = false) throws -> (SimulatedFileSystem, Int) {
+        let fs = SimulatedFileSystem()
+        var options = APITestSimulated.options(fs, walSegmentBytes: segmentBytes)
+        options.runsBackgroundWorkInline = true
+        let store = try Store(path: APITestSimulated.path, options: options)
+        var count = 0
+        while try store.stats().walSegments < 2 {
+            try recoveryCommit(store, count..<(count + 1), durability: .buffered, padding: 1_000)
+            count += 1
+        }
+        if syncedInNewSegment {
+            try recoveryCommit(store, count..<(count + 1), durability: .synced, padding: 1_000)
+            count += 1
+        }
+        try recoveryCommit(store, count..<(count + 3), durability: .buffered, padding: 1_000)
+        count += 3
+        let image = fs.crashImage(.keepAll)
+        try? store.close()
+        return (image, count)
+    }
+
+    /// How many of the commits `recoveryCommit` numbered from 0 the store holds, checking
+    /// they are a prefix.
+    static func committed(_ store: Store) throws -> Int {
+        try store.read { tx in
+            var held = 0
+            while try tx.get(apiKey(held)) == apiValue(held) { held += 1 }
+            return held
+        }
+    }
+
+    static func reopen(_ fs: SimulatedFileSystem) throws -> Store {
+        try Store(path: APITestSimulated.path, options: APITestSimulated.options(fs, walSegmentBytes: segmentBytes))
+    }
+
+    @Test func aTornOldSegmentEndsTheLogAndTheNewSegmentGoes() throws {
+        let (fs, _) = try Self.crashAfterAnUnfinishedRoll()
+        let first = APITestSimulated.segment(1)
+        let layout = RecoveryWALLayout(fs.contents(of: first)!)
+        let victim = layout.records.last!
+        try fs.corrupt(path: first, offset: victim.end - 1, xor: 0x01)
+        #expect(try Verifier.verify(path: APITestSimulated.path, fileSystem: fs).findings.map(\.code) == ["wal.tornTail", "wal.unsyncedSegment"])
+
+        let store = try Self.reopen(fs)
+        #expect(store.recovery.truncatedTail?.file == first)
+        #expect(store.recovery.truncatedTail?.offset == Int64(victim.offset))
+        #expect(store.recovery.removedUnsyncedSegments == [WALFormat.fileName(2)])
+        #expect(store.version == victim.sequence - 1)
+        #expect(try Self.committed(store) == Int(victim.sequence - 1))
+        try store.write { try $0.put(apiBytes("after"), apiBytes("yes")) }
+        try store.close()
+        #expect(try fs.kind(of: APITestSimulated.segment(2)) == nil)
+        #expect(try Verifier.verify(path: APITestSimulated.path, fileSystem: fs).findings.filter { $0.severity != .info }.isEmpty)
+        let again = try Self.reopen(fs)
+        #expect(again.version == victim.sequence)
+        try again.close()
+    }
+
+    @Test func anOldSegmentEndingEarlyInZerosEndsTheLogWhenTheNextDoesNotContinueIt() throws {
+        let (fs, _) = try Self.crashAfterAnUnfinishedRoll()
+        let first = APITestSimulated.segment(1)
+        let layout = RecoveryWALLayout(fs.contents(of: first)!)
+        let victim = layout.records.last!
+        // The last record's pages never reached the disk: zeros, as preallocated.
+        let handle = try fs.openFile(first, create: false)
+        try handle.write([UInt8](repeating: 0, count: victim.end - victim.offset), at: Int64(victim.offset))
+        try handle.sync()
+        try handle.close()
+        #expect(try Verifier.verify(path: APITestSimulated.path, fileSystem: fs).findings.map(\.code) == ["wal.unsyncedSegment"])
+
+        let store = try Self.reopen(fs)
+        #expect(store.recovery.truncatedTail == nil)
+        #expect(store.recovery.removedUnsyncedSegments == [WALFormat.fileName(2)])
+        #expect(store.version == victim.sequence - 1)
+        try store.close()
+    }
+
+    @Test func damageInTheOldSegmentIsCorruptionOnceTheNewSegmentProvesASync() throws {
+        let (fs, _) = try Self.crashAfterAnUnfinishedRoll(syncedInNewSegment: true)
+        let first = APITestSimulated.segment(1)
+        let layout = RecoveryWALLayout(fs.contents(of: first)!)
+        let victim = layout.records.last!
+        // The synced commit finished segment 1 first: it ends with a sync mark. Without the
+        // mark, segment 2's records alone prove it.
+        #expect(layout.end > victim.end)
+        let handle = try fs.openFile(first, create: false)
+        try handle.write([UInt8](repeating: 0, count: layout.end - victim.end), at: Int64(victim.end))
+        try handle.sync()
+        try handle.close()
+        try fs.corrupt(path: first, offset: victim.end - 1, xor: 0x01)
+        #expect(try Verifier.verify(path: APITestSimulated.path, fileSystem: fs).findings.map(\.code) == ["wal.corruption"])
+        let error = #expect(throws: StoreError.self) { _ = try Self.reopen(fs) }
+        #expect(error?.code == .corruption)
+        #expect(error?.file == first)
+        #expect(error?.message.contains(WALFormat.fileName(2)) == true)
+    }
+
+    @Test func anIntactUnfinishedSegmentIsSyncedAndMarkedAtOpen() throws {
+        let (fs, count) = try Self.crashAfterAnUnfinishedRoll()
+        let first = APITestSimulated.segment(1)
+        let before = WALSegmentReader.read(fs.contents(of: first)!, later: { nil }, sequenceFloor: nil) { _, _ in }
+        #expect(before.provenThrough < before.end, "the crash came before the old segment was marked")
+        let store = try Self.reopen(fs)
+        #expect(store.version == UInt64(count))
+        #expect(store.recovery.removedUnsyncedSegments.isEmpty)
+        #expect(try Self.committed(store) == count)
+        let after = WALSegmentReader.read(fs.contents(of: first)!, later: { nil }, sequenceFloor: nil) { _, _ in }
+        #expect(after.provenThrough == after.end && after.damage == nil)
+        #expect(fs.durableContents(of: first) == fs.contents(of: first))
         try store.close()
     }
 }

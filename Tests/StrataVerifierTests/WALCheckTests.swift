@@ -28,11 +28,23 @@ struct WALCheckTests {
     }
 
     @Test func sequencesMustContinueTheManifestAndEachOther() async throws {
+        // The second record says the segment was synced past its first: so the older segment
+        // had been synced to its end, and the missing sequence 13 is lost synced data.
         var files = CleanStore().store.files
-        files[CleanStore.newerWAL] = FixtureEncoding.walSegment(number: 4, [FixtureTransaction(sequence: 14, [("x", "1")])]).bytes
+        files[CleanStore.newerWAL] =
+            FixtureEncoding.walSegment(
+                number: 4, [FixtureTransaction(sequence: 14, [("x", "1")]), FixtureTransaction(sequence: 15, [("y", "1")])]
+            ).bytes
         let gap = try await findings(files)
         #expect(gap.map(\.code) == ["wal.sequenceGap"])
         #expect(gap.first?.message.contains("the record before it has sequence 12") == true, "\(gap)")
+
+        // With nothing proving a sync of the newer segment, and the older one not marked at its
+        // end, the gap is a roll whose sync a crash interrupted: the log ends in the older one.
+        files[CleanStore.newerWAL] = FixtureEncoding.walSegment(number: 4, [FixtureTransaction(sequence: 14, [("x", "1")])]).bytes
+        let unsynced = try await findings(files)
+        #expect(unsynced.map(\.code) == ["wal.unsyncedSegment"])
+        #expect(unsynced.first?.file == CleanStore.newerWAL && unsynced.first?.repairable == true)
 
         files = CleanStore().store.files
         files[CleanStore.olderWAL] = nil

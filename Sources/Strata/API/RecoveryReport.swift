@@ -16,13 +16,20 @@ public struct RecoveryReport: Sendable, Equatable {
     public var transactionsReplayed = 0
     /// The last commit sequence found: the store's version after opening.
     public var lastSequence: UInt64 = 0
-    /// The torn tail cut off the last segment, if there was one. A store opened read-only
-    /// (``StoreOptions/readOnly``) reports it too, but skips it without cutting it.
+    /// The torn tail cut off the segment where the log ends, if there was one: the last
+    /// segment, or one a crash interrupted before its sync had finished
+    /// (``removedUnsyncedSegments``). A store opened read-only (``StoreOptions/readOnly``)
+    /// reports it too, but skips it without cutting it.
     public var truncatedTail: TruncatedTail? = nil
     /// WAL segment files removed because their creation never completed (no header made it
     /// to disk, and nothing follows it). Always empty for a store opened read-only, which
     /// passes over such a file and removes nothing.
     public var removedIncompleteSegments: [String] = []
+    /// WAL segment files removed because they followed a segment cut at a torn write: the
+    /// crash came before the segment the writer had moved on from was synced to its end, so
+    /// nothing in these files had been synced or acknowledged as durable. A store opened
+    /// read-only skips them without removing them, and lists them here too.
+    public var removedUnsyncedSegments: [String] = []
     /// Segment files listed in the manifest when the store opened.
     public var segmentFiles = 0
     /// Files no manifest references (left by a flush or compaction a crash interrupted, or

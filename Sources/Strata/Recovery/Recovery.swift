@@ -224,11 +224,15 @@ enum Recovery {
         var writerProvenThrough = WALFormat.headerSize
         var writerFileSize = 0
 
-        for (index, number) in segments.enumerated() {
-            let isLast = index == segments.count - 1
+        var index = 0
+        while index < segments.count {
+            let number = segments[index]
+            var isLast = index == segments.count - 1
             let segmentPath = fs.path(path, WALWriter.segmentName(number))
-            // Only the last segment of a store that writes is written to again.
-            let handle = try isLast && !readOnly ? fs.openFile(segmentPath, create: false) : fs.openFileForReading(segmentPath)
+            // Only the last segment of a store that writes is written to again (and one whose
+            // roll a crash interrupted, below).
+            var handle = try isLast && !readOnly ? fs.openFile(segmentPath, create: false) : fs.openFileForReading(segmentPath)
+            defer { index += 1 }
             do {
                 let bytes = try (isLast ? lastSegmentBytes : nil) ?? handle.readAll()
                 var header = WALFormat.SegmentHeader(segmentNumber: number)
@@ -250,17 +254,73 @@ enum Recovery {
                         name: WALFormat.fileName(number), reason: "the segment's header says it is number \(header.segmentNumber)", run: &salvage!,
                         logger: logger)
                 }
+                let later = segments[(index + 1)...]
+                let laterNames = later.map(WALWriter.segmentName)
+                let laterProof: (() -> SyncEvidence?)? =
+                    isLast ? nil : { WALTail.laterSegmentProof(names: laterNames) { try? fs.readWholeFile(fs.path(path, $0)) } }
                 let outcome =
                     salvage != nil
                     ? Salvage.replaySegment(
-                        bytes, name: WALFormat.fileName(number), path: segmentPath, isLast: isLast, into: &replayed,
+                        bytes, name: WALFormat.fileName(number), path: segmentPath, later: laterProof, into: &replayed,
                         lastSequence: &lastSequence, report: &report, run: &salvage!, logger: logger)
                     : try replaySegment(
-                        bytes, path: segmentPath, isLast: isLast, into: &replayed,
+                        bytes, path: segmentPath, later: laterProof, into: &replayed,
                         lastSequence: &lastSequence, report: &report)
                 let end = outcome.end
                 report.segmentsReplayed += 1
                 segmentSizes[number] = end
+                // A roll whose sync a crash interrupted (WALWriter invariant 2) leaves this
+                // segment torn at its end (judged by the reader), or ending early in zeros, with
+                // nothing proving it complete (no mark) and the next segment not continuing it.
+                // Either way, with no later segment proving a sync of its own, the log ends here.
+                var tornRoll = false
+                if !isLast {
+                    if case .tornTail? = outcome.damage {
+                        tornRoll = true
+                    } else if outcome.damage == nil, outcome.provenThrough < end,
+                        let next = try? fs.readWholeFile(fs.path(path, laterNames[0])),
+                        !WALTail.firstRecordContinues(next, after: lastSequence), laterProof?() == nil
+                    {
+                        tornRoll = true
+                    }
+                }
+                if tornRoll {
+                    // The segments after this one hold only writes never synced, which follow
+                    // the lost bytes: they are not replayed, and go.
+                    for dropped in later {
+                        let name = WALWriter.segmentName(dropped)
+                        report.removedUnsyncedSegments.append(name)
+                        if !readOnly { try removeIfPresent(fs.path(path, name), fs) }
+                    }
+                    if !readOnly {
+                        try fs.syncDirectory(path)
+                        logger.warning(
+                            "removed WAL segments that followed a torn write", metadata: ["files": "\(report.removedUnsyncedSegments)"])
+                        try handle.close()
+                        handle = try fs.openFile(segmentPath, create: false)
+                    }
+                    segments.removeSubrange((index + 1)...)
+                    isLast = true
+                } else if !isLast && !readOnly && outcome.provenThrough < end {
+                    // A roll whose sync a crash may have interrupted, with every byte still
+                    // readable (from the page cache, perhaps): synced and marked now, before
+                    // any later segment is synced, as the writer would have (WALWriter
+                    // invariant 2). Bytes no successful sync is known to cover are written
+                    // again first, as for the last segment below.
+                    try handle.close()
+                    handle = try fs.openFile(segmentPath, create: false)
+                    try rewriteUnproven(bytes, outcome: outcome, handle: handle)
+                    var mark: [UInt8] = []
+                    _ = BatchFormat.syncMark(sequence: lastSequence, syncedThrough: UInt64(end)).withUnsafeBytes {
+                        WALFormat.appendRecord($0, to: &mark, fileOffset: end)
+                    }
+                    let finishing = WALRolledSegment(
+                        handle: handle, segmentNumber: number, end: end, synced: false, mark: mark,
+                        preallocatedEnd: Int(try handle.size()))
+                    try finishing.finish()
+                    segmentSizes[number] = end + mark.count
+                    continue
+                }
                 if isLast && !readOnly {
                     if let tail = report.truncatedTail {
                         logger.warning(
@@ -280,10 +340,7 @@ enum Recovery {
                     // them; once the commits acknowledged after this open were synced, a
                     // power loss left a hole before them (the log no longer opened, or lost
                     // them). Usually only a sync mark's bytes, since a clean close syncs all.
-                    let unproven = outcome.syncedThrough > WALFormat.headerSize ? min(outcome.syncedThrough, end) : 0
-                    if unproven < end {
-                        try bytes[unproven..<end].withUnsafeBytes { try handle.write($0, at: Int64(unproven)) }
-                    }
+                    try rewriteUnproven(bytes, outcome: outcome, handle: handle)
                     try handle.sync()
                     if header.majorVersion < WALFormat.majorVersion {
                         // Written by an older format, which has no sync marks: appends go to
@@ -368,7 +425,7 @@ enum Recovery {
         let wal = WALWriter(
             fileSystem: fs, directory: path, segmentBytes: options.walSegmentBytes, inventory: inventory,
             handle: handle, segmentNumber: number, offset: writerOffset, provenThrough: writerProvenThrough,
-            fileSize: writerFileSize)
+            fileSize: writerFileSize, finishesRolledSegmentsInBackground: !options.runsBackgroundWorkInline)
         // The replayed records are synced now; a crash left no mark saying so, so write one
         // before anything else: from here on, damage to any of them is never taken for a
         // torn write (docs/format/wal.md, "Sync marks").
@@ -487,16 +544,30 @@ enum Recovery {
         return nil
     }
 
+    /// Writes again the bytes of a replayed segment that no successful sync is known to
+    /// cover (past the highest `syncedThrough` of its records; all of them when no record
+    /// carries more than the header). After a failed fdatasync, Linux marks the pages it
+    /// could not write clean: this replay read them from the cache, but no later sync would
+    /// write them, and commits acknowledged after this open would follow a hole on the disk.
+    /// Written again, they are dirty, and the caller's sync writes them.
+    private static func rewriteUnproven(_ bytes: [UInt8], outcome: WALSegmentReader.Outcome, handle: any FileHandle) throws {
+        let end = outcome.end
+        let unproven = outcome.syncedThrough > WALFormat.headerSize ? min(outcome.syncedThrough, end) : 0
+        if unproven < end {
+            try bytes[unproven..<end].withUnsafeBytes { try handle.write($0, at: Int64(unproven)) }
+        }
+    }
+
     /// Replays one segment's records into `replayed` and returns where its valid data ends
     /// and how far the segment proves itself synced. The rules for damage are
-    /// `WALSegmentReader`'s, shared with the verifier: damage in a segment that is not the
-    /// last is corruption; in the last, it is a torn tail unless a later record proves the
+    /// `WALSegmentReader`'s, shared with the verifier: damage is a torn tail unless a later
+    /// record, or for a segment that is not the last a later segment (`later`), proves the
     /// damaged bytes had been synced.
     private static func replaySegment(
-        _ bytes: [UInt8], path: String, isLast: Bool, into replayed: inout ReplayBuffer,
+        _ bytes: [UInt8], path: String, later: (() -> SyncEvidence?)?, into replayed: inout ReplayBuffer,
         lastSequence: inout UInt64, report: inout RecoveryReport
     ) throws -> WALSegmentReader.Outcome {
-        let outcome = try WALSegmentReader.read(bytes, isLast: isLast, sequenceFloor: lastSequence) { payload, offset in
+        let outcome = try WALSegmentReader.read(bytes, later: later, sequenceFloor: lastSequence) { payload, offset in
             if try applyBatch(payload, path: path, offset: offset, into: &replayed, lastSequence: &lastSequence) {
                 report.transactionsReplayed += 1
             }
@@ -509,10 +580,15 @@ enum Recovery {
                 .corruption,
                 "WAL is damaged (\(reason)), and the record at byte \(proof) shows these bytes had been synced, so this is not a torn write; run strata-fsck (with --salvage it keeps what can still be read), or restore from a backup",
                 file: path, offset: Int64(offset))
+        case .corruption(let offset, let reason, .laterSegment(let file, let proof))?:
+            throw StoreError(
+                .corruption,
+                "WAL segment is damaged (\(reason)), and the record at byte \(proof) of the later segment \(file) shows this one had been synced to its end, so this is not a torn write; run strata-fsck (with --salvage it keeps what can still be read), or restore from a backup",
+                file: path, offset: Int64(offset))
         case .corruption(let offset, let reason, _)?:
             throw StoreError(
                 .corruption,
-                "WAL segment is damaged (\(reason)) in a part that was synced before the next segment began; run strata-fsck (with --salvage it keeps what can still be read), or restore from a backup",
+                "WAL segment is damaged (\(reason)) in a part that had been synced; run strata-fsck (with --salvage it keeps what can still be read), or restore from a backup",
                 file: path, offset: Int64(offset))
         case .tornTail(let offset, _, let discarded)?:
             report.truncatedTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(offset), discardedBytes: Int64(discarded))

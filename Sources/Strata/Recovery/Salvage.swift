@@ -260,10 +260,11 @@ enum Salvage {
 
     /// Replays one segment keeping every intact record on both sides of damage: after a
     /// damaged region, replay resumes at the next intact record whose sequence continues the
-    /// log. Damage at the end of the last segment that no later record proves synced is a
-    /// torn tail, judged and reported as an ordinary open does.
+    /// log. Damage that nothing proves synced (no later record, and for a segment that is
+    /// not the last, no later segment: `later`, as in `WALSegmentReader.read`) is a torn
+    /// tail, judged and reported as an ordinary open does.
     static func replaySegment(
-        _ bytes: [UInt8], name: String, path: String, isLast: Bool, into replayed: inout ReplayBuffer,
+        _ bytes: [UInt8], name: String, path: String, later: (() -> SyncEvidence?)?, into replayed: inout ReplayBuffer,
         lastSequence: inout UInt64, report: inout RecoveryReport, run: inout SalvageRun, logger: Logger
     ) -> WALSegmentReader.Outcome {
         var scanner = WALScanner(bytes: bytes)
@@ -287,7 +288,10 @@ enum Salvage {
             case .invalid(let bad, let why):
                 (damageAt, reason) = (bad, why)
             }
-            if isLast && WALTail.recordProvingSynced(bytes, damageAt: damageAt, sequenceFloor: lastSequence) == nil {
+            let evidence =
+                WALTail.recordProvingSynced(bytes, damageAt: damageAt, sequenceFloor: lastSequence).map { SyncEvidence.laterRecord(offset: $0) }
+                ?? later?()
+            guard let evidence else {
                 let discarded = max(0, (lastNonZeroIndex(bytes) ?? damageAt) + 1 - damageAt)
                 report.truncatedTail = RecoveryReport.TruncatedTail(file: path, offset: Int64(damageAt), discardedBytes: Int64(discarded))
                 return WALSegmentReader.Outcome(
@@ -303,7 +307,7 @@ enum Salvage {
             drop(name: name, from: damageAt, to: stop, reason: reason, run: &run, logger: logger)
             guard let next else {
                 return WALSegmentReader.Outcome(
-                    end: damageAt, damage: .corruption(offset: damageAt, reason: reason, evidence: .notLastSegment), provenThrough: provenThrough,
+                    end: damageAt, damage: .corruption(offset: damageAt, reason: reason, evidence: evidence), provenThrough: provenThrough,
                     syncedThrough: syncedThrough)
             }
             scanner = WALScanner(bytes: bytes, start: next)

@@ -12,8 +12,10 @@ import StrataIO
 /// Invariants:
 /// 1. `provenThrough <= syncedOffset <= offset`; every byte of the segment below
 ///    `syncedOffset` is durable, and staged bytes start at `offset`.
-/// 2. Every segment but the current one is synced to its end before the next is created, so
-///    recovery may treat damage in an older segment as corruption, never as a torn write.
+/// 2. Every segment but the current one is synced to its end, and ends with a synced sync
+///    mark, before any byte of a later segment is synced past its header (invariant 8).
+///    Recovery may therefore take damage in an older segment for a torn write only when no
+///    later segment holds a record that proves a sync of its own (docs/format/wal.md).
 /// 3. A new segment is durable (header written and synced, directory synced) before any
 ///    record is written to it.
 /// 4. Every byte of the file past `offset` is zero (preallocated space), so an old record can
@@ -26,6 +28,8 @@ import StrataIO
 ///    was when the group began, since nothing is synced between staging and writing.
 /// 7. An open `window` covers exactly preallocation step `windowStep`, inside the file's
 ///    preallocated size: a copy through it never lands past the file's end (SIGBUS).
+/// 8. At most one segment is `rolled` (being finished, WALRolledSegment): every fdatasync of
+///    the current segment, and every roll, first waits for it to finish.
 final class WALWriter {
     /// The log file grows in steps of this size, zero-filled ahead of the data: an fdatasync
     /// then needs no metadata update except after the one write per step that extends the
@@ -75,6 +79,11 @@ final class WALWriter {
     /// How long the last fdatasync took: what the writer's next round may wait for others
     /// to join it (`Writer` invariant 7).
     private(set) var lastSyncNanoseconds: UInt64 = 0
+    /// The segment rolled away from, until it is finished (invariant 8).
+    @exclusivity(unchecked) private var rolled: WALRolledSegment? = nil
+    /// Whether a rolled segment is finished on `WALRolledSegment.finishingThread` (false:
+    /// on the writer, when it next syncs or rolls, so crash tests run the same every time).
+    let finishesRolledSegmentsInBackground: Bool
 
     /// - Parameters:
     ///   - offset: the end of the segment's valid data, all of it synced.
@@ -82,8 +91,9 @@ final class WALWriter {
     ///   - fileSize: the file's current size (its zero-filled preallocation).
     init(
         fileSystem: any FileSystem, directory: String, segmentBytes: Int, inventory: WALInventory, handle: any FileHandle,
-        segmentNumber: UInt64, offset: Int, provenThrough: Int, fileSize: Int
+        segmentNumber: UInt64, offset: Int, provenThrough: Int, fileSize: Int, finishesRolledSegmentsInBackground: Bool = true
     ) {
+        self.finishesRolledSegmentsInBackground = finishesRolledSegmentsInBackground
         self.fileSystem = fileSystem
         self.directory = directory
         self.segmentBytes = segmentBytes
@@ -184,9 +194,10 @@ final class WALWriter {
     }
 
     /// Starts the device writes of every whole preallocation step written since the last
-    /// start, without waiting for them. A segment is synced to its end before the next one
-    /// starts (invariant 2), on the writer's path: a 16 MiB segment written without a sync
-    /// left that fdatasync to write all of it, about 8 ms a roll, a tenth of a bulk load. The
+    /// start, without waiting for them. A segment is synced to its end once the writer
+    /// rolls past it (invariant 2): a 16 MiB segment written without a sync left that
+    /// fdatasync to write all of it, about 8 ms a roll, a tenth of a bulk load, when the
+    /// writer still waited for it. The
     /// step being written is left alone: writes through the window to pages already being
     /// written out would fault again. Durability still comes only from `sync()`, so a failed
     /// start is only a slower sync later, and is not an error.
@@ -222,8 +233,10 @@ final class WALWriter {
         staged.removeAll(keepingCapacity: true)
     }
 
-    /// fdatasync, when anything written is unsynced.
+    /// fdatasync, when anything written is unsynced; first, the segment rolled away from is
+    /// finished (invariant 8).
     func sync() throws {
+        try finishRolled()
         guard syncedOffset < offset else { return }
         let start = DispatchTime.now().uptimeNanoseconds
         try handle.sync()
@@ -246,16 +259,30 @@ final class WALWriter {
         checkInvariants()
     }
 
-    /// Finishes the current segment (synced to its end, invariant 2, with a sync mark so it
-    /// proves that itself even if the next segment's creation is cut short by a crash) and
-    /// starts the next.
+    /// Starts the next segment, and hands the current one to a `WALRolledSegment` that syncs
+    /// it to its end and marks it (so it proves itself synced even if the next segment's
+    /// creation is cut short by a crash), in the background or at the next sync or roll.
     func roll(lastSequence: UInt64) throws {
-        try writeSyncMarkIfNeeded(sequence: lastSequence)
+        precondition(staged.isEmpty, "a segment rolls between groups")
+        try finishRolled()
         let next = segmentNumber + 1
         let newHandle = try WALWriter.createSegment(fileSystem: fileSystem, directory: directory, number: next)
-        try? handle.close()
+        // The mark is framed here, where the segment's layout is known; it is written only
+        // once the sync before it has returned (WALRolledSegment invariant 2).
+        var mark: [UInt8] = []
+        if provenThrough < offset {
+            _ = BatchFormat.syncMark(sequence: lastSequence, syncedThrough: UInt64(offset)).withUnsafeBytes {
+                WALFormat.appendRecord($0, to: &mark, fileOffset: offset)
+            }
+        }
         window = nil
         windowStep = -1
+        let finishing = WALRolledSegment(
+            handle: handle, segmentNumber: segmentNumber, end: offset, synced: syncedOffset == offset, mark: mark,
+            preallocatedEnd: preallocatedEnd)
+        inventory.update(segmentNumber, bytes: offset + mark.count)
+        rolled = finishing
+        if finishesRolledSegmentsInBackground { finishing.start() }
         handle = newHandle
         segmentNumber = next
         offset = WALFormat.headerSize
@@ -290,8 +317,23 @@ final class WALWriter {
         return probe.allSatisfy { $0 == 0 }
     }
 
+    /// Waits for the segment rolled away from to be finished (invariant 8), and throws its
+    /// error: its commits are not durable, so the writer must fail as after a failed sync.
+    private func finishRolled() throws {
+        guard let finishing = rolled else { return }
+        rolled = nil
+        try finishing.finish()
+    }
+
+    /// True while a segment rolled away from is not known to be finished; for tests.
+    var hasRolledSegment: Bool { rolled != nil }
+
+    /// Closes the segment without syncing it. A segment rolled away from and not finished is
+    /// left as it is (after a failure) or waited for, never synced from here.
     func close() throws {
         window = nil
+        rolled?.abandon()
+        rolled = nil
         try handle.close()
     }
 

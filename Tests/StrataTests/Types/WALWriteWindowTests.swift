@@ -23,7 +23,7 @@ import Testing
     private static func sequences(_ fs: any FileSystem, _ directory: String, _ number: UInt64, isLast: Bool) throws -> [UInt64] {
         let bytes = try fs.readWholeFile(fs.path(directory, WALFormat.fileName(number)))
         var found: [UInt64] = []
-        _ = try WALSegmentReader.read(bytes, isLast: isLast, sequenceFloor: nil) { payload, _ in
+        _ = try WALSegmentReader.read(bytes, later: isLast ? nil : { nil }, sequenceFloor: nil) { payload, _ in
             let header = try payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) }
             if header.kind == .batch { found.append(header.sequence) }
         }

@@ -9,14 +9,16 @@ import Testing
 @Suite struct WALWriterTests {
     private static let directory = "/wal"
 
-    private static func makeWriter(_ fs: SimulatedFileSystem, segmentBytes: Int = 64 << 10) throws -> (WALWriter, WALInventory) {
+    private static func makeWriter(
+        _ fs: SimulatedFileSystem, segmentBytes: Int = 64 << 10, finishesInBackground: Bool = true
+    ) throws -> (WALWriter, WALInventory) {
         try fs.createDirectory(directory)
         let handle = try WALWriter.createSegment(fileSystem: fs, directory: directory, number: 1)
         let inventory = WALInventory([:])
         let writer = WALWriter(
             fileSystem: fs, directory: directory, segmentBytes: segmentBytes, inventory: inventory, handle: handle,
             segmentNumber: 1, offset: WALFormat.headerSize, provenThrough: WALFormat.headerSize,
-            fileSize: WALWriter.preallocationTarget(for: WALFormat.headerSize))
+            fileSize: WALWriter.preallocationTarget(for: WALFormat.headerSize), finishesRolledSegmentsInBackground: finishesInBackground)
         return (writer, inventory)
     }
 
@@ -30,7 +32,7 @@ import Testing
     private static func records(_ fs: SimulatedFileSystem, _ number: UInt64) throws -> [(BatchFormat.RecordKind, UInt64, UInt64, Int)] {
         let bytes = fs.contents(of: directory + "/" + WALFormat.fileName(number))!
         var found: [(BatchFormat.RecordKind, UInt64, UInt64, Int)] = []
-        _ = try WALSegmentReader.read(bytes, isLast: true, sequenceFloor: nil) { payload, offset in
+        _ = try WALSegmentReader.read(bytes, later: nil, sequenceFloor: nil) { payload, offset in
             let header = try payload.withUnsafeBytes { try BatchFormat.decodeHeader($0) }
             found.append((header.kind, header.sequence, header.syncedThrough, offset))
         }
@@ -77,12 +79,57 @@ import Testing
         try writer.writeStaged()
         try writer.roll(lastSequence: 1)
         #expect(writer.segmentNumber == 2)
+        // Finished in the background; the next sync waits for it.
+        try writer.sync()
+        #expect(!writer.hasRolledSegment)
         #expect(try Self.records(fs, 1).map(\.0) == [.batch, .syncMark])
+        #expect(fs.durableContents(of: Self.directory + "/" + WALFormat.fileName(1)) == fs.contents(of: Self.directory + "/" + WALFormat.fileName(1)))
         #expect(fs.durableContents(of: Self.directory + "/" + WALFormat.fileName(2))?.prefix(8).elementsEqual(WALFormat.magic) == true)
         #expect(inventory.segmentCount == 2)
         inventory.retire(below: 2, fileSystem: fs, directory: Self.directory)
         #expect(inventory.segmentCount == 1)
         #expect(try fs.kind(of: Self.directory + "/" + WALFormat.fileName(1)) == nil)
+    }
+
+    @Test func aRollDoesNotWaitForTheOldSegmentsSyncButTheNextSyncDoes() throws {
+        let fs = SimulatedFileSystem()
+        let (writer, _) = try Self.makeWriter(fs, finishesInBackground: false)
+        let old = Self.directory + "/" + WALFormat.fileName(1)
+        let new = Self.directory + "/" + WALFormat.fileName(2)
+        writer.stage(Self.batch(writer, sequence: 1))
+        try writer.writeStaged()
+        try writer.roll(lastSequence: 1)
+        writer.stage(Self.batch(writer, sequence: 2))
+        try writer.writeStaged()
+        // Nothing of the old segment's record is durable yet, and the new segment's record
+        // still says only its header is synced: a crash now leaves a torn roll that recovery
+        // cuts (docs/format/wal.md, "Recovery").
+        #expect(writer.hasRolledSegment)
+        #expect(fs.durableContents(of: old) != fs.contents(of: old))
+        #expect(try Self.records(fs, 1).map(\.0) == [.batch])
+        #expect(try Self.records(fs, 2).map(\.2) == [UInt64(WALFormat.headerSize)])
+        try writer.sync()
+        #expect(!writer.hasRolledSegment)
+        #expect(try Self.records(fs, 1).map(\.0) == [.batch, .syncMark])
+        #expect(fs.durableContents(of: old) == fs.contents(of: old), "the old segment is synced, mark and all, before the new one")
+        #expect(fs.durableContents(of: new) == fs.contents(of: new))
+        // The next record proves the new segment synced: the old one was finished first.
+        writer.stage(Self.batch(writer, sequence: 3))
+        try writer.writeStaged()
+        #expect(WALTail.recordProvingSegmentSynced(fs.contents(of: new)!) != nil)
+    }
+
+    @Test func aFailedSyncOfTheOldSegmentFailsTheNextSync() throws {
+        let fs = SimulatedFileSystem()
+        let (writer, _) = try Self.makeWriter(fs, finishesInBackground: false)
+        writer.stage(Self.batch(writer, sequence: 1))
+        try writer.writeStaged()
+        try writer.roll(lastSequence: 1)
+        // The next fdatasync is the old segment's, which the sync below must wait for.
+        fs.injectFault(.syncError, atOperation: 0, countingOnly: [.sync])
+        #expect(throws: IOError.self) { try writer.sync() }
+        #expect(fs.durableContents(of: Self.directory + "/" + WALFormat.fileName(1)) != fs.contents(of: Self.directory + "/" + WALFormat.fileName(1)))
+        try writer.close()
     }
 
     @Test func discardedRecordsAreNeverWritten() throws {
