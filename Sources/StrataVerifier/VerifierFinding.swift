@@ -25,7 +25,8 @@ public struct VerifierFinding: Sendable, Equatable, Codable {
     public var code: String
     /// What is wrong and what to do about it, as a sentence.
     public var message: String
-    /// True only for the two things `repair` fixes: a torn WAL tail and an unreferenced file.
+    /// True only for the two things `repair` fixes: a torn WAL tail, and a file the store
+    /// does not read (unreferenced, or a WAL segment after a torn write).
     public var repairable: Bool
     /// True once `repair` fixed it.
     public var repaired: Bool
