@@ -310,10 +310,7 @@ enum Recovery {
                     try handle.close()
                     handle = try fs.openFile(segmentPath, create: false)
                     try rewriteUnproven(bytes, outcome: outcome, handle: handle)
-                    var mark: [UInt8] = []
-                    _ = BatchFormat.syncMark(sequence: lastSequence, syncedThrough: UInt64(end)).withUnsafeBytes {
-                        WALFormat.appendRecord($0, to: &mark, fileOffset: end)
-                    }
+                    let mark = WALWriter.framedSyncMark(sequence: lastSequence, at: end)
                     let finishing = WALRolledSegment(
                         handle: handle, segmentNumber: number, end: end, synced: false, mark: mark,
                         preallocatedEnd: Int(try handle.size()))

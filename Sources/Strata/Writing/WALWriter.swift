@@ -269,12 +269,7 @@ final class WALWriter {
         let newHandle = try WALWriter.createSegment(fileSystem: fileSystem, directory: directory, number: next)
         // The mark is framed here, where the segment's layout is known; it is written only
         // once the sync before it has returned (WALRolledSegment invariant 2).
-        var mark: [UInt8] = []
-        if provenThrough < offset {
-            _ = BatchFormat.syncMark(sequence: lastSequence, syncedThrough: UInt64(offset)).withUnsafeBytes {
-                WALFormat.appendRecord($0, to: &mark, fileOffset: offset)
-            }
-        }
+        let mark = provenThrough < offset ? WALWriter.framedSyncMark(sequence: lastSequence, at: offset) : []
         window = nil
         windowStep = -1
         let finishing = WALRolledSegment(
@@ -315,6 +310,16 @@ final class WALWriter {
         // are left in this one (those are zero padding): two headers' worth covers both.
         let probe = try current.read(at: Int64(offset), count: 2 * WALFormat.fragmentHeaderSize)
         return probe.allSatisfy { $0 == 0 }
+    }
+
+    /// A sync mark carrying `sequence` for a segment whose data ends at `end`, framed to be
+    /// written there: it vouches for every byte before it (docs/format/wal.md, "Sync marks").
+    static func framedSyncMark(sequence: UInt64, at end: Int) -> [UInt8] {
+        var mark: [UInt8] = []
+        _ = BatchFormat.syncMark(sequence: sequence, syncedThrough: UInt64(end)).withUnsafeBytes {
+            WALFormat.appendRecord($0, to: &mark, fileOffset: end)
+        }
+        return mark
     }
 
     /// Waits for the segment rolled away from to be finished (invariant 8), and throws its
