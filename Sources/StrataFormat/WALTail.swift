@@ -133,10 +133,24 @@ public enum WALTail {
         return nil
     }
 
+    /// Whether the log ends at the end of a segment that is not the last and read cleanly
+    /// (`outcome`): a roll whose sync a crash interrupted can lose a segment's last pages
+    /// whole, so that it seems to end early, in zeros. So it is when the segment does not
+    /// prove its end synced (no sync mark covers it), the next segment's first record
+    /// (`next`) does not continue `lastSequence`, and no later segment proves a sync of its
+    /// own (`later`). `next` and `later` are called only when the answer depends on them
+    /// (docs/format/wal.md, "Recovery").
+    public static func endsAtUnfinishedRoll(
+        _ outcome: WALSegmentReader.Outcome, lastSequence: UInt64, next: () -> [UInt8]?, later: () -> SyncEvidence?
+    ) -> Bool {
+        guard outcome.damage == nil, outcome.provenThrough < outcome.end, let next = next() else { return false }
+        return !firstRecordContinues(next, after: lastSequence) && later() == nil
+    }
+
     /// Whether the first record of the WAL segment `bytes` continues a log whose last record
     /// has `lastSequence`: a batch with the next sequence, or a sync mark with the same one.
     /// True when no intact record starts the segment (that is damage, judged as such).
-    public static func firstRecordContinues(_ bytes: [UInt8], after lastSequence: UInt64) -> Bool {
+    static func firstRecordContinues(_ bytes: [UInt8], after lastSequence: UInt64) -> Bool {
         var scanner = WALScanner(bytes: bytes)
         guard case .record(let payload, _, _) = scanner.next(),
             let header = try? withBorrowedBytes(payload, { raw throws(FormatError) in try BatchFormat.decodeHeader(raw) })

@@ -95,8 +95,10 @@ extension VerificationRun {
             guard let bytes = isLast ? lastBytes : read(segment.name) else { continue }
             let store = directory
             let readSegment = { (name: String) in try? store.fileSystem.readWholeFile(store.filePath(name)) }
-            if index > 0, check.endedUnproven, let last = check.lastSequenceRead, !WALTail.firstRecordContinues(bytes, after: last),
-                WALTail.laterSegmentProof(names: segments[index...].map(\.name), read: readSegment) == nil
+            if index > 0, let previous = check.lastOutcome, let last = check.lastSequenceRead,
+                WALTail.endsAtUnfinishedRoll(
+                    previous, lastSequence: last, next: { bytes },
+                    later: { WALTail.laterSegmentProof(names: segments[index...].map(\.name), read: readSegment) })
             {
                 // The segment before ended early, in zeros, unmarked, and this one does not
                 // continue it: a roll whose sync a crash interrupted, where the store finds

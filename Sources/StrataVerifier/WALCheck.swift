@@ -20,9 +20,8 @@ struct WALCheck {
     private(set) var firstSequence: UInt64?
     /// The sequence the next record must carry; nil after damage, when it cannot be known.
     private var expected: UInt64?
-    /// Whether the last segment checked ended cleanly but without proving itself synced to
-    /// its end (no sync mark): a roll whose sync a crash may have interrupted.
-    private(set) var endedUnproven = false
+    /// How the last segment checked read, nil when it could not be read through.
+    private(set) var lastOutcome: WALSegmentReader.Outcome?
 
     /// The sequence of the last record read, when known.
     var lastSequenceRead: UInt64? { expected.map { $0 &- 1 } }
@@ -50,7 +49,7 @@ struct WALCheck {
     /// Checks one segment. `later` is nil for the last segment, as in `WALSegmentReader.read`;
     /// otherwise it looks in the segments after this one for a record proving a sync.
     mutating func check(name: String, number: UInt64, bytes: [UInt8], later: (() -> SyncEvidence?)?) {
-        endedUnproven = false
+        lastOutcome = nil
         let header: WALFormat.SegmentHeader
         do {
             header = try withBorrowedBytes(bytes) { raw throws(FormatError) in try WALFormat.SegmentHeader.decode(raw) }
@@ -84,7 +83,7 @@ struct WALCheck {
             expected = nil
             return
         }
-        endedUnproven = outcome.damage == nil && outcome.provenThrough < outcome.end
+        lastOutcome = outcome
         switch outcome.damage {
         case nil:
             return

@@ -274,14 +274,13 @@ enum Recovery {
                 // nothing proving it complete (no mark) and the next segment not continuing it.
                 // Either way, with no later segment proving a sync of its own, the log ends here.
                 var tornRoll = false
-                if !isLast {
+                if let laterProof {
                     if case .tornTail? = outcome.damage {
                         tornRoll = true
-                    } else if outcome.damage == nil, outcome.provenThrough < end,
-                        let next = try? fs.readWholeFile(fs.path(path, laterNames[0])),
-                        !WALTail.firstRecordContinues(next, after: lastSequence), laterProof?() == nil
-                    {
-                        tornRoll = true
+                    } else {
+                        tornRoll = WALTail.endsAtUnfinishedRoll(
+                            outcome, lastSequence: lastSequence, next: { try? fs.readWholeFile(fs.path(path, laterNames[0])) },
+                            later: laterProof)
                     }
                 }
                 if tornRoll {
@@ -312,7 +311,7 @@ enum Recovery {
                     try rewriteUnproven(bytes, outcome: outcome, handle: handle)
                     let mark = WALWriter.framedSyncMark(sequence: lastSequence, at: end)
                     let finishing = WALRolledSegment(
-                        handle: handle, segmentNumber: number, end: end, synced: false, mark: mark,
+                        handle: handle, end: end, synced: false, mark: mark,
                         preallocatedEnd: Int(try handle.size()))
                     try finishing.finish()
                     segmentSizes[number] = end + mark.count

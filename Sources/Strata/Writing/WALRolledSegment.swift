@@ -34,7 +34,6 @@ final class WALRolledSegment: Sendable {
         let preallocatedEnd: Int
     }
 
-    let segmentNumber: UInt64
     private let work: Locked<Work?>
     private let outcome = Locked<(any Error)?>(nil)
     private let done = DispatchSemaphore(value: 0)
@@ -42,8 +41,7 @@ final class WALRolledSegment: Sendable {
     /// - Parameters:
     ///   - end: where the segment's data ends; `synced`: whether it is synced that far.
     ///   - mark: the sync mark framed to go at `end`, empty when none is needed.
-    init(handle: any FileHandle, segmentNumber: UInt64, end: Int, synced: Bool, mark: [UInt8], preallocatedEnd: Int) {
-        self.segmentNumber = segmentNumber
+    init(handle: any FileHandle, end: Int, synced: Bool, mark: [UInt8], preallocatedEnd: Int) {
         work = Locked(Work(handle: handle, end: end, synced: synced, mark: mark, preallocatedEnd: preallocatedEnd))
     }
 

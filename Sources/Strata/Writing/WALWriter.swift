@@ -273,7 +273,7 @@ final class WALWriter {
         window = nil
         windowStep = -1
         let finishing = WALRolledSegment(
-            handle: handle, segmentNumber: segmentNumber, end: offset, synced: syncedOffset == offset, mark: mark,
+            handle: handle, end: offset, synced: syncedOffset == offset, mark: mark,
             preallocatedEnd: preallocatedEnd)
         inventory.update(segmentNumber, bytes: offset + mark.count)
         rolled = finishing
