@@ -105,6 +105,8 @@ enum FaultCategory: String, Sendable, CaseIterable {
     case flush, compaction
     /// Removing a file nothing needs any more: nothing fails.
     case cleanup
+    /// Making the next WAL segment ahead of the roll: nothing fails (the roll makes it again).
+    case logAhead
 }
 
 /// Failpoints and call boundaries of one run, with the file system's operation count at each:
@@ -280,7 +282,7 @@ struct FaultRun {
             }
             if mustRefuse && error.code != .readOnly { problem("\(call) failed with \(error.code) after a failed log write, expected .readOnly") }
             if mustServe { problem("\(call) failed though the store should serve after the earlier fault: \(error)") }
-            if let category, category == .flush || category == .compaction || category == .cleanup, call != .compact {
+            if let category, category == .flush || category == .compaction || category == .cleanup || category == .logAhead, call != .compact {
                 problem("\(call) failed because of a fault in \(category.rawValue), which only compact() may report: \(error)")
             }
         }
@@ -580,6 +582,7 @@ struct FaultRun {
             while eventIndex < events.count, events[eventIndex].operations <= record.index {
                 switch events[eventIndex].point {
                 case .beforeFlush: job = .flush
+                case .makingWALSegmentAhead: job = .logAhead
                 case .beforeCompaction: job = .compaction
                 case .beforeManifestEdit, .beforeManifestInstall, .suspending: break
                 case .inlineRoundAdmitted, .beforeWALWrite, .afterWALWriteBeforeSync, .beforePublish, .beforeSegmentRoll: job = nil

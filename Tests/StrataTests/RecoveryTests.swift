@@ -615,3 +615,90 @@ struct UnfinishedRollTests {
         try store.close()
     }
 }
+
+/// A crash while the next WAL segment, made ahead of the roll (WALWriter invariant 9), sits
+/// empty after the current one: recovery treats it as any segment that holds no record.
+@Suite("WAL segment made ahead of the roll")
+struct SegmentMadeAheadTests {
+    /// A store (background work inline) that committed until segment 2 was made ahead, then
+    /// `more` commits with `durability`, and the image of a crash in `mode`. Returns the image
+    /// and the number of commits made.
+    static func crashWithASegmentMadeAhead(
+        more: Int, durability: Durability, mode: SimulatedFileSystem.CrashMode
+    ) throws -> (SimulatedFileSystem, Int) {
+        let fs = SimulatedFileSystem()
+        var options = APITestSimulated.options(fs, walSegmentBytes: UnfinishedRollTests.segmentBytes)
+        options.runsBackgroundWorkInline = true
+        let store = try Store(path: APITestSimulated.path, options: options)
+        var count = 0
+        while try fs.kind(of: APITestSimulated.segment(2)) == nil {
+            try recoveryCommit(store, count..<(count + 1), durability: .synced, padding: 1_000)
+            count += 1
+        }
+        #expect(try store.stats().walSegments == 1, "segment 2 is made, not yet rolled to")
+        #expect(fs.durableContents(of: APITestSimulated.segment(2)) == fs.contents(of: APITestSimulated.segment(2)))
+        try recoveryCommit(store, count..<(count + more), durability: durability, padding: 1_000)
+        count += more
+        let image = fs.crashImage(mode)
+        try? store.close()
+        return (image, count)
+    }
+
+    @Test func everySyncedCommitSurvivesAndTheEmptySegmentIsWrittenNext() throws {
+        let (fs, count) = try Self.crashWithASegmentMadeAhead(more: 3, durability: .synced, mode: .loseAllUnsynced)
+        #expect(try Verifier.verify(path: APITestSimulated.path, fileSystem: fs).findings.filter { $0.severity != .info }.isEmpty)
+        let store = try UnfinishedRollTests.reopen(fs)
+        #expect(store.version == UInt64(count))
+        #expect(try UnfinishedRollTests.committed(store) == count)
+        #expect(store.recovery.removedUnsyncedSegments.isEmpty && store.recovery.truncatedTail == nil)
+        // Segment 1 is marked at open, and the next commit goes to segment 2.
+        let first = WALSegmentReader.read(fs.contents(of: APITestSimulated.segment(1))!, later: { nil }, sequenceFloor: nil) { _, _ in }
+        #expect(first.provenThrough == first.end && first.damage == nil)
+        try store.write { try $0.put(apiBytes("after"), apiBytes("yes")) }
+        var inSecond = 0
+        _ = WALSegmentReader.read(fs.contents(of: APITestSimulated.segment(2))!, later: nil, sequenceFloor: nil) { _, _ in inSecond += 1 }
+        #expect(inSecond == 1)
+        try store.close()
+        let again = try UnfinishedRollTests.reopen(fs)
+        #expect(try again.get(apiBytes("after")) == apiBytes("yes"))
+        #expect(try UnfinishedRollTests.committed(again) == count)
+        try again.close()
+    }
+
+    @Test func aTornCurrentSegmentIsCutAndTheEmptySegmentGoes() throws {
+        let (fs, _) = try Self.crashWithASegmentMadeAhead(more: 3, durability: .buffered, mode: .keepAll)
+        let first = APITestSimulated.segment(1)
+        let victim = RecoveryWALLayout(fs.contents(of: first)!).records.last!
+        try fs.corrupt(path: first, offset: victim.end - 1, xor: 0x01)
+        let store = try UnfinishedRollTests.reopen(fs)
+        #expect(store.recovery.truncatedTail?.file == first)
+        #expect(store.recovery.removedUnsyncedSegments == [WALFormat.fileName(2)])
+        #expect(try UnfinishedRollTests.committed(store) == Int(victim.sequence - 1))
+        try store.close()
+        #expect(try Verifier.verify(path: APITestSimulated.path, fileSystem: fs).findings.filter { $0.severity != .info }.isEmpty)
+    }
+
+    @Test func aCloseAndASuspensionLeaveNoSegmentMadeAhead() throws {
+        let fs = SimulatedFileSystem()
+        var options = APITestSimulated.options(fs, walSegmentBytes: UnfinishedRollTests.segmentBytes)
+        options.runsBackgroundWorkInline = true
+        var store = try Store(path: APITestSimulated.path, options: options)
+        var count = 0
+        while try fs.kind(of: APITestSimulated.segment(2)) == nil {
+            try recoveryCommit(store, count..<(count + 1), durability: .buffered, padding: 1_000)
+            count += 1
+        }
+        try store.suspend()
+        #expect(try fs.kind(of: APITestSimulated.segment(2)) == nil, "another process may open the store now")
+        #expect(try store.resume() == .unchanged)
+        // Past the threshold already: the next write makes it again.
+        try recoveryCommit(store, count..<(count + 1), durability: .buffered, padding: 1_000)
+        count += 1
+        #expect(try fs.kind(of: APITestSimulated.segment(2)) != nil)
+        try store.close()
+        #expect(try fs.kind(of: APITestSimulated.segment(2)) == nil)
+        store = try UnfinishedRollTests.reopen(fs)
+        #expect(try UnfinishedRollTests.committed(store) == count)
+        try store.close()
+    }
+}

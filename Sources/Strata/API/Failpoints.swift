@@ -12,6 +12,11 @@ public struct Failpoints: Sendable {
         case beforePublish
         /// The writer is about to create the next WAL segment.
         case beforeSegmentRoll
+        /// The writer is about to have the WAL segment after the current one made ahead of
+        /// the roll (on a background thread, or on the writer when background work runs
+        /// inline). A failure making it is no error: the roll makes it again. A throw here is
+        /// ignored.
+        case makingWALSegmentAhead
         /// A sealed memtable is about to be written to a segment file.
         case beforeFlush
         /// A compaction is about to merge its input files.

@@ -421,7 +421,12 @@ enum Recovery {
         let wal = WALWriter(
             fileSystem: fs, directory: path, segmentBytes: options.walSegmentBytes, inventory: inventory,
             handle: handle, segmentNumber: number, offset: writerOffset, provenThrough: writerProvenThrough,
-            fileSize: writerFileSize, finishesRolledSegmentsInBackground: !options.runsBackgroundWorkInline)
+            fileSize: writerFileSize, finishesRolledSegmentsInBackground: !options.runsBackgroundWorkInline,
+            // A segment rolls at its size limit or when the memtable is sealed, whose records
+            // take more room in memory than in the log: a quarter of the smaller is written
+            // well before either, and by a store that writes in bulk.
+            makesNextSegmentAfter: max(WALFormat.headerSize + 1, min(options.walSegmentBytes, options.memtableBytes) / 4),
+            failpoints: options.failpoints)
         // The replayed records are synced now; a crash left no mark saying so, so write one
         // before anything else: from here on, damage to any of them is never taken for a
         // torn write (docs/format/wal.md, "Sync marks").

@@ -21,8 +21,9 @@ import StrataIO
 /// 3. The handle is closed exactly once: by the work, or by `abandon()` when the work never
 ///    ran.
 final class WALRolledSegment: Sendable {
-    /// Where finishing runs, for every store of the process; it blocks in fdatasync, so its
-    /// low CPU priority costs nothing.
+    /// Where finishing runs, for every store of the process, and where the next segment is
+    /// made ahead (`WALSegmentAhead`, queued behind the finishing it follows); both block in
+    /// fdatasync, so its low CPU priority costs nothing.
     static let finishingThread = BackgroundThread(name: "strata.wal-finish")
 
     private struct Work: Sendable {

@@ -30,6 +30,9 @@ import StrataIO
 ///    preallocated size: a copy through it never lands past the file's end (SIGBUS).
 /// 8. At most one segment is `rolled` (being finished, WALRolledSegment): every fdatasync of
 ///    the current segment, and every roll, first waits for it to finish.
+/// 9. A segment made `ahead` is number `segmentNumber + 1` and empty until the roll takes it;
+///    one not taken is removed at close and at suspension (`discardSegmentAhead`), so no other
+///    process that opens the store meanwhile finds a segment this writer would write to.
 final class WALWriter {
     /// The log file grows in steps of this size, zero-filled ahead of the data: an fdatasync
     /// then needs no metadata update except after the one write per step that extends the
@@ -84,16 +87,26 @@ final class WALWriter {
     /// Whether a rolled segment is finished on `WALRolledSegment.finishingThread` (false:
     /// on the writer, when it next syncs or rolls, so crash tests run the same every time).
     let finishesRolledSegmentsInBackground: Bool
+    /// The next segment, created before the roll needs it (invariant 9).
+    @exclusivity(unchecked) private var ahead: WALSegmentAhead? = nil
+    /// How much of the current segment is written before the next one is made ahead: past
+    /// this a bulk writer is likely to roll, and a store that writes little never makes one.
+    let makesNextSegmentAfter: Int
+    private let failpoints: Failpoints?
 
     /// - Parameters:
     ///   - offset: the end of the segment's valid data, all of it synced.
     ///   - provenThrough: how far the segment's own records prove it synced.
     ///   - fileSize: the file's current size (its zero-filled preallocation).
+    ///   - makesNextSegmentAfter: the offset past which the next segment is made ahead.
     init(
         fileSystem: any FileSystem, directory: String, segmentBytes: Int, inventory: WALInventory, handle: any FileHandle,
-        segmentNumber: UInt64, offset: Int, provenThrough: Int, fileSize: Int, finishesRolledSegmentsInBackground: Bool = true
+        segmentNumber: UInt64, offset: Int, provenThrough: Int, fileSize: Int, finishesRolledSegmentsInBackground: Bool = true,
+        makesNextSegmentAfter: Int = .max, failpoints: Failpoints? = nil
     ) {
+        self.failpoints = failpoints
         self.finishesRolledSegmentsInBackground = finishesRolledSegmentsInBackground
+        self.makesNextSegmentAfter = makesNextSegmentAfter
         self.fileSystem = fileSystem
         self.directory = directory
         self.segmentBytes = segmentBytes
@@ -190,7 +203,24 @@ final class WALWriter {
         startWritebackBehind()
         staged.removeAll(keepingCapacity: true)
         inventory.update(segmentNumber, bytes: offset)
+        if ahead == nil && offset >= makesNextSegmentAfter { makeSegmentAhead() }
         checkInvariants()
+    }
+
+    /// Creates the next segment in the background (invariant 9), or here and now when the
+    /// store runs background work inline, so crash tests meet it at the same point every run.
+    private func makeSegmentAhead() {
+        let next = WALSegmentAhead(fileSystem: fileSystem, directory: directory, number: segmentNumber + 1)
+        ahead = next
+        try? failpoints?.handler(.makingWALSegmentAhead)
+        if finishesRolledSegmentsInBackground { next.start() } else { next.run() }
+    }
+
+    /// Closes and removes the segment made ahead, if any (invariant 9); at close and before a
+    /// suspension. The next write past `makesNextSegmentAfter` makes another.
+    func discardSegmentAhead() {
+        ahead?.discard()
+        ahead = nil
     }
 
     /// Starts the device writes of every whole preallocation step written since the last
@@ -259,14 +289,17 @@ final class WALWriter {
         checkInvariants()
     }
 
-    /// Starts the next segment, and hands the current one to a `WALRolledSegment` that syncs
+    /// Starts the next segment (the one made ahead, or a new one here), and hands the current
+    /// one to a `WALRolledSegment` that syncs
     /// it to its end and marks it (so it proves itself synced even if the next segment's
     /// creation is cut short by a crash), in the background or at the next sync or roll.
     func roll(lastSequence: UInt64) throws {
         precondition(staged.isEmpty, "a segment rolls between groups")
         try finishRolled()
         let next = segmentNumber + 1
-        let newHandle = try WALWriter.createSegment(fileSystem: fileSystem, directory: directory, number: next)
+        let made = ahead?.take()
+        ahead = nil
+        let newHandle = try made ?? WALWriter.createSegment(fileSystem: fileSystem, directory: directory, number: next)
         // The mark is framed here, where the segment's layout is known; it is written only
         // once the sync before it has returned (WALRolledSegment invariant 2).
         let mark = provenThrough < offset ? WALWriter.framedSyncMark(sequence: lastSequence, at: offset) : []
@@ -339,6 +372,7 @@ final class WALWriter {
         window = nil
         rolled?.abandon()
         rolled = nil
+        discardSegmentAhead()
         try handle.close()
     }
 
@@ -355,6 +389,7 @@ final class WALWriter {
                     window.range == Int64(windowStep) * step..<Int64(windowStep + 1) * step && window.range.upperBound <= preallocatedEnd,
                     "WALWriter invariant 7: a window over \(window.range) for step \(windowStep)")
             }
+            if let ahead { precondition(ahead.number == segmentNumber + 1, "WALWriter invariant 9: segment \(ahead.number) made ahead of \(segmentNumber)") }
         #endif
     }
 }

@@ -310,6 +310,10 @@ final class Writer: @unchecked Sendable {
         // delivered first.
         return queue.sync {
             for request in dropped { fail(request, StoreError.suspended()) }
+            // Last, after the sync mark (whose write may make one): no file changes once the
+            // store is suspended, and another process that opens it meanwhile finds no empty
+            // segment this writer would roll to (WALWriter invariant 9).
+            defer { wal.discardSegmentAhead() }
             guard failure == nil else { return failure }
             do {
                 try wal.writeSyncMarkIfNeeded(sequence: lastAssigned)

@@ -10,7 +10,7 @@ import Testing
     private static let directory = "/wal"
 
     private static func makeWriter(
-        _ fs: SimulatedFileSystem, segmentBytes: Int = 64 << 10, finishesInBackground: Bool = true
+        _ fs: SimulatedFileSystem, segmentBytes: Int = 64 << 10, finishesInBackground: Bool = true, makesNextSegmentAfter: Int = .max
     ) throws -> (WALWriter, WALInventory) {
         try fs.createDirectory(directory)
         let handle = try WALWriter.createSegment(fileSystem: fs, directory: directory, number: 1)
@@ -18,7 +18,8 @@ import Testing
         let writer = WALWriter(
             fileSystem: fs, directory: directory, segmentBytes: segmentBytes, inventory: inventory, handle: handle,
             segmentNumber: 1, offset: WALFormat.headerSize, provenThrough: WALFormat.headerSize,
-            fileSize: WALWriter.preallocationTarget(for: WALFormat.headerSize), finishesRolledSegmentsInBackground: finishesInBackground)
+            fileSize: WALWriter.preallocationTarget(for: WALFormat.headerSize), finishesRolledSegmentsInBackground: finishesInBackground,
+            makesNextSegmentAfter: makesNextSegmentAfter)
         return (writer, inventory)
     }
 
@@ -151,5 +152,80 @@ import Testing
         let size = fs.contents(of: Self.directory + "/" + WALFormat.fileName(1))!.count
         #expect(size % WALWriter.preallocationStepBytes == 0)
         #expect(try Self.records(fs, 1).count == 40)
+    }
+
+    @Test(arguments: [false, true])
+    func theNextSegmentIsMadeAheadAndTheRollTakesItWithoutASync(inBackground: Bool) throws {
+        let fs = SimulatedFileSystem()
+        let (writer, _) = try Self.makeWriter(fs, finishesInBackground: inBackground, makesNextSegmentAfter: 100)
+        let next = Self.directory + "/" + WALFormat.fileName(2)
+        writer.stage(Self.batch(writer, sequence: 1))
+        try writer.writeStaged()
+        #expect(try fs.kind(of: next) == nil, "not before the threshold")
+        writer.stage(Self.batch(writer, sequence: 2, valueBytes: 200))
+        try writer.writeStaged()
+        try writer.sync()
+        // Made: durable and empty, before any roll.
+        try writer.roll(lastSequence: 2)
+        #expect(writer.segmentNumber == 2)
+        try writer.sync()
+        #expect(try Self.records(fs, 2).isEmpty)
+        #expect(fs.durableContents(of: next) == fs.contents(of: next))
+        writer.stage(Self.batch(writer, sequence: 3))
+        try writer.writeStaged()
+        #expect(try Self.records(fs, 2).map(\.1) == [3])
+        try writer.close()
+    }
+
+    @Test func aRollToASegmentMadeAheadSyncsNothingOfItsOwn() throws {
+        let fs = SimulatedFileSystem()
+        let (writer, _) = try Self.makeWriter(fs, finishesInBackground: false, makesNextSegmentAfter: 100)
+        writer.stage(Self.batch(writer, sequence: 1, valueBytes: 200))
+        try writer.writeStaged()
+        try writer.sync()
+        #expect(try fs.kind(of: Self.directory + "/" + WALFormat.fileName(2)) != nil)
+        fs.recordOperations(true)
+        try writer.roll(lastSequence: 1)
+        #expect(writer.segmentNumber == 2)
+        #expect(fs.recordedOperations.isEmpty, "the roll only takes the segment: \(fs.recordedOperations)")
+        fs.recordOperations(false)
+        try writer.sync()
+        #expect(try Self.records(fs, 1).map(\.0) == [.batch, .syncMark])
+    }
+
+    @Test func aFailedCreationAheadIsNoErrorAndTheRollCreatesTheSegment() throws {
+        let fs = SimulatedFileSystem()
+        let (writer, _) = try Self.makeWriter(fs, finishesInBackground: false, makesNextSegmentAfter: 100)
+        fs.injectFault(.syncError, atOperation: 0, countingOnly: [.sync])
+        writer.stage(Self.batch(writer, sequence: 1, valueBytes: 200))
+        try writer.writeStaged()
+        fs.clearFaults()
+        try writer.sync()
+        try writer.roll(lastSequence: 1)
+        try writer.sync()
+        let next = Self.directory + "/" + WALFormat.fileName(2)
+        #expect(fs.durableContents(of: next)?.prefix(8).elementsEqual(WALFormat.magic) == true)
+        writer.stage(Self.batch(writer, sequence: 2))
+        try writer.writeStaged()
+        try writer.sync()
+        #expect(try Self.records(fs, 2).map(\.1) == [2])
+    }
+
+    @Test(arguments: [false, true])
+    func aSegmentMadeAheadAndNotTakenIsRemoved(inBackground: Bool) throws {
+        let fs = SimulatedFileSystem()
+        let (writer, _) = try Self.makeWriter(fs, finishesInBackground: inBackground, makesNextSegmentAfter: 100)
+        let next = Self.directory + "/" + WALFormat.fileName(2)
+        writer.stage(Self.batch(writer, sequence: 1, valueBytes: 200))
+        try writer.writeStaged()
+        writer.discardSegmentAhead()
+        #expect(try fs.kind(of: next) == nil)
+        writer.stage(Self.batch(writer, sequence: 2))
+        try writer.writeStaged()
+        try writer.sync()
+        // Made again by the next write (at once when inline; the background may not be done).
+        if !inBackground { #expect(try fs.kind(of: next) != nil) }
+        try writer.close()
+        #expect(try fs.kind(of: next) == nil)
     }
 }
