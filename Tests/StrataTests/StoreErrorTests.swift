@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Strata
+@_spi(Testing) import Strata
 import StrataFormat
 import StrataIO
 import StrataTestSupport
@@ -544,15 +544,22 @@ private func writeFile(_ fs: SimulatedFileSystem, _ path: String, _ bytes: [UInt
 
     @Test func fullDiskWhileRollingToANewSegmentFailsTheCommitWithDiskFull() throws {
         let fs = SimulatedFileSystem()
-        let store = try APITestSimulated.open(fs, walSegmentBytes: 64 * 1024)
+        var options = APITestSimulated.options(fs, walSegmentBytes: 64 * 1024)
+        // Inline, so the next segment's creation ahead of the roll comes at a known point.
+        options.runsBackgroundWorkInline = true
+        let store = try Store(path: APITestSimulated.path, options: options)
         let value = [UInt8](repeating: 0x42, count: 8 * 1024)
         var count = 0
+        // The disk is already full when the next segment is to be made ahead of the roll (the
+        // first open from here on): that is no error, and the roll must make it itself.
+        fs.failNext(.open, code: .noSpace)
         // Fill the first segment to its limit; the next commit must start a new segment.
         while try store.stats().walBytes < 64 * 1024 {
             try store.write { tx in try tx.put(apiKey(count), value) }
             count += 1
         }
         #expect(try store.stats().walSegments == 1)
+        #expect(try fs.kind(of: APITestSimulated.segment(2)) == nil, "the creation ahead failed")
         fs.failNext(.write, code: .noSpace)
         let error = expectStoreError(.diskFull, "the commit that found the disk full should say so") {
             try store.write { tx in try tx.put(apiBytes("full"), apiBytes("x")) }
@@ -562,7 +569,7 @@ private func writeFile(_ fs: SimulatedFileSystem, _ path: String, _ bytes: [UInt
         #expect(try store.read { try $0.scan(from: []).count } == count)
         try store.close()
 
-        let reopened = try APITestSimulated.open(fs, walSegmentBytes: 64 * 1024)
+        let reopened = try Store(path: APITestSimulated.path, options: options)
         defer { try? reopened.close() }
         #expect(try reopened.read { try $0.scan(from: []).count } == count)
         #expect(try reopened.read { try $0.get(apiBytes("full")) } == nil)
