@@ -626,19 +626,11 @@ struct SegmentMadeAheadTests {
     static func crashWithASegmentMadeAhead(
         more: Int, durability: Durability, mode: SimulatedFileSystem.CrashMode
     ) throws -> (SimulatedFileSystem, Int) {
-        let fs = SimulatedFileSystem()
-        var options = APITestSimulated.options(fs, walSegmentBytes: UnfinishedRollTests.segmentBytes)
-        options.runsBackgroundWorkInline = true
-        let store = try Store(path: APITestSimulated.path, options: options)
-        var count = 0
-        while try fs.kind(of: APITestSimulated.segment(2)) == nil {
-            try recoveryCommit(store, count..<(count + 1), durability: .synced, padding: 1_000)
-            count += 1
-        }
+        let (fs, store, made) = try Self.storeWithASegmentMadeAhead(durability: .synced)
         #expect(try store.stats().walSegments == 1, "segment 2 is made, not yet rolled to")
         #expect(fs.durableContents(of: APITestSimulated.segment(2)) == fs.contents(of: APITestSimulated.segment(2)))
-        try recoveryCommit(store, count..<(count + more), durability: durability, padding: 1_000)
-        count += more
+        try recoveryCommit(store, made..<(made + more), durability: durability, padding: 1_000)
+        let count = made + more
         let image = fs.crashImage(mode)
         try? store.close()
         return (image, count)
@@ -678,16 +670,25 @@ struct SegmentMadeAheadTests {
         #expect(try Verifier.verify(path: APITestSimulated.path, fileSystem: fs).findings.filter { $0.severity != .info }.isEmpty)
     }
 
-    @Test func aCloseAndASuspensionLeaveNoSegmentMadeAhead() throws {
+    /// A store (background work inline) that made `durability` commits until segment 2 was
+    /// made ahead of the roll; returns the file system, the store and the number of commits.
+    static func storeWithASegmentMadeAhead(durability: Durability) throws -> (SimulatedFileSystem, Store, Int) {
         let fs = SimulatedFileSystem()
         var options = APITestSimulated.options(fs, walSegmentBytes: UnfinishedRollTests.segmentBytes)
         options.runsBackgroundWorkInline = true
-        var store = try Store(path: APITestSimulated.path, options: options)
+        let store = try Store(path: APITestSimulated.path, options: options)
         var count = 0
         while try fs.kind(of: APITestSimulated.segment(2)) == nil {
-            try recoveryCommit(store, count..<(count + 1), durability: .buffered, padding: 1_000)
+            try recoveryCommit(store, count..<(count + 1), durability: durability, padding: 1_000)
             count += 1
         }
+        return (fs, store, count)
+    }
+
+    @Test func aCloseAndASuspensionLeaveNoSegmentMadeAhead() throws {
+        let (fs, first, made) = try Self.storeWithASegmentMadeAhead(durability: .buffered)
+        var store = first
+        var count = made
         try store.suspend()
         #expect(try fs.kind(of: APITestSimulated.segment(2)) == nil, "another process may open the store now")
         #expect(try store.resume() == .unchanged)
