@@ -46,8 +46,9 @@ struct ReplayBuffer {
                 sorted = false
                 break
             }
-            if !sorted { operations.sort(by: inTableOrder) }
-            for operation in operations {
+            let order = sorted ? nil : sortedOrder(base)
+            for position in operations.indices {
+                let operation = operations[order?[position] ?? position]
                 let keyBytes = key(operation)
                 if operation.valueCount < 0 {
                     memtable.insert(key: keyBytes, sequence: operation.sequence, value: nil)
@@ -60,5 +61,84 @@ struct ReplayBuffer {
         }
         bytes = []
         operations = []
+    }
+
+    /// The keys and sequences in the order `apply` inserts them; for tests.
+    var insertionOrder: [(key: [UInt8], sequence: UInt64)] {
+        bytes.withUnsafeBytes { base in
+            let order = operations.count < 2 ? Array(operations.indices) : sortedOrder(base)
+            return order.map { index in
+                let operation = operations[index]
+                return (Array(base[operation.keyStart..<(operation.keyStart + Int(operation.keyCount))]), operation.sequence)
+            }
+        }
+    }
+
+    /// One operation in the sort: the 8 bytes of its key after the prefix every key shares,
+    /// as a big-endian word, and its index in `operations`.
+    private struct SortItem {
+        var word: UInt64
+        var index: Int
+    }
+
+    /// The indexes of `operations` in table order (at least two operations): by word, in
+    /// one small array, then the keys of each run of equal words compared in full. For two
+    /// keys that share the prefix, a smaller word means a smaller key (`SegmentTable.fence`).
+    /// Comparing the keys themselves, scattered over the whole buffer, missed the cache at
+    /// nearly every step: that sort was 27% of a reopen that replayed 118,000 random puts
+    /// (docs/benchmarks.md, 2026-11-28, "recovery's sort by words").
+    private func sortedOrder(_ base: UnsafeRawBufferPointer) -> [Int] {
+        @inline(__always) func key(_ index: Int) -> UnsafeRawBufferPointer {
+            let operation = operations[index]
+            return UnsafeRawBufferPointer(rebasing: base[operation.keyStart..<(operation.keyStart + Int(operation.keyCount))])
+        }
+        let first = key(0)
+        var shared = first.count
+        for index in operations.indices.dropFirst() where shared > 0 {
+            let other = key(index)
+            var n = 0
+            while n < shared && n < other.count && other[n] == first[n] { n += 1 }
+            shared = n
+        }
+        var items = operations.indices.map { SortItem(word: SegmentTable.fence(key($0), after: shared), index: $0) }
+        ReplayBuffer.radixSortByWord(&items)
+        // Then each run of equal words by the keys themselves, newest first; equal keys and
+        // sequences keep their log order, as the sort before this one did.
+        var start = 0
+        while start < items.count {
+            var end = start + 1
+            while end < items.count && items[end].word == items[start].word { end += 1 }
+            if end - start > 1 {
+                items[start..<end].sort { a, b in
+                    let order = compareKeys(key(a.index), key(b.index))
+                    if order != 0 { return order < 0 }
+                    let (x, y) = (operations[a.index].sequence, operations[b.index].sequence)
+                    return x > y || (x == y && a.index < b.index)
+                }
+            }
+            start = end
+        }
+        return items.map(\.index)
+    }
+
+    /// Sorts `items` by word, keeping the order of equal words (so by index, as they start):
+    /// a byte at a time from the lowest, skipping a byte every word shares (the padding of
+    /// short keys, the fixed digits of numbered ones). Each pass reads the items twice in
+    /// order, where a comparison sort follows its merges across the array.
+    private static func radixSortByWord(_ items: inout [SortItem]) {
+        var scratch = items
+        var counts = [Int](repeating: 0, count: 257)
+        for shift in Swift.stride(from: UInt64(0), to: 64, by: 8) {
+            for i in counts.indices { counts[i] = 0 }
+            for item in items { counts[Int(item.word >> shift & 0xFF) + 1] += 1 }
+            if counts.contains(items.count) { continue }
+            for i in 1..<counts.count { counts[i] += counts[i - 1] }
+            for item in items {
+                let bucket = Int(item.word >> shift & 0xFF)
+                scratch[counts[bucket]] = item
+                counts[bucket] += 1
+            }
+            swap(&items, &scratch)
+        }
     }
 }
