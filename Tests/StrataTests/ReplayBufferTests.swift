@@ -36,13 +36,23 @@ struct ReplayBufferTests {
             let prefix = (0..<prefixLength).map { _ in UInt8(ascii: "0") + UInt8(random.next() % 2) }
             var buffer = ReplayBuffer()
             var log: [(key: [UInt8], sequence: UInt64)] = []
-            var sequence: UInt64 = UInt64(random.next() % 1000)
+            var sequence: UInt64 = 1 + UInt64(random.next() % 1000)
+            var keysOfSequence = Set<[UInt8]>()
             for _ in 0..<(2 + Int(random.next() % 200)) {
-                sequence += 1
+                // Several operations share a sequence, as a transaction's do (each key once
+                // in a transaction: the memtable refuses a (key, sequence) twice).
+                if random.next() % 3 == 0 {
+                    sequence += 1
+                    keysOfSequence = []
+                }
                 // Most keys share the round's prefix; a few cut it short, so that the prefix
                 // every key shares is shorter than the one most share.
                 var key = Self.key(prefix: prefix, &random)
                 if random.next() % 16 == 0 { key = Array(key.prefix(Int(random.next() % UInt64(key.count + 1)))) }
+                if !keysOfSequence.insert(key).inserted {
+                    sequence += 1
+                    keysOfSequence = [key]
+                }
                 let value: [UInt8]? = random.next() % 4 == 0 ? nil : [UInt8(truncatingIfNeeded: sequence)]
                 key.withUnsafeBytes { k in
                     if let value {

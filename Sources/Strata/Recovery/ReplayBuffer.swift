@@ -48,7 +48,7 @@ struct ReplayBuffer {
             }
             let order = sorted ? nil : sortedOrder(base)
             for position in operations.indices {
-                let operation = operations[order?[position] ?? position]
+                let operation = operations[order?[position].index ?? position]
                 let keyBytes = key(operation)
                 if operation.valueCount < 0 {
                     memtable.insert(key: keyBytes, sequence: operation.sequence, value: nil)
@@ -66,7 +66,7 @@ struct ReplayBuffer {
     /// The keys and sequences in the order `apply` inserts them; for tests.
     var insertionOrder: [(key: [UInt8], sequence: UInt64)] {
         bytes.withUnsafeBytes { base in
-            let order = operations.count < 2 ? Array(operations.indices) : sortedOrder(base)
+            let order = operations.count < 2 ? Array(operations.indices) : sortedOrder(base).map(\.index)
             return order.map { index in
                 let operation = operations[index]
                 return (Array(base[operation.keyStart..<(operation.keyStart + Int(operation.keyCount))]), operation.sequence)
@@ -81,13 +81,14 @@ struct ReplayBuffer {
         var index: Int
     }
 
-    /// The indexes of `operations` in table order (at least two operations): by word, in
-    /// one small array, then the keys of each run of equal words compared in full. For two
-    /// keys that share the prefix, a smaller word means a smaller key (`SegmentTable.fence`).
+    /// The operations' indexes with their words, in table order (at least two operations):
+    /// by word, in one small array, then the keys of each run of equal words compared in
+    /// full. For two keys that share the prefix, a smaller word means a smaller key
+    /// (`SegmentTable.fence`).
     /// Comparing the keys themselves, scattered over the whole buffer, missed the cache at
     /// nearly every step: that sort was 27% of a reopen that replayed 118,000 random puts
     /// (docs/benchmarks.md, 2026-11-28, "recovery's sort by words").
-    private func sortedOrder(_ base: UnsafeRawBufferPointer) -> [Int] {
+    private func sortedOrder(_ base: UnsafeRawBufferPointer) -> [SortItem] {
         @inline(__always) func key(_ index: Int) -> UnsafeRawBufferPointer {
             let operation = operations[index]
             return UnsafeRawBufferPointer(rebasing: base[operation.keyStart..<(operation.keyStart + Int(operation.keyCount))])
@@ -118,7 +119,7 @@ struct ReplayBuffer {
             }
             start = end
         }
-        return items.map(\.index)
+        return items
     }
 
     /// Sorts `items` by word, keeping the order of equal words (so by index, as they start):
