@@ -15,6 +15,12 @@ struct ReplayBuffer {
         /// -1 for a delete.
         var valueCount: Int32
         var sequence: UInt64
+
+        /// The operation's key, in `base`: the buffer's bytes.
+        @inline(__always)
+        func key(in base: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: base[keyStart..<(keyStart + Int(keyCount))])
+        }
     }
 
     /// Keys and values, back to back: each operation's key, then its value.
@@ -33,9 +39,7 @@ struct ReplayBuffer {
     /// Inserts every operation into `memtable`, in table order: key ascending, newest first.
     mutating func apply(to memtable: MemTable) {
         bytes.withUnsafeBytes { base in
-            func key(_ operation: Operation) -> UnsafeRawBufferPointer {
-                UnsafeRawBufferPointer(rebasing: base[operation.keyStart..<(operation.keyStart + Int(operation.keyCount))])
-            }
+            func key(_ operation: Operation) -> UnsafeRawBufferPointer { operation.key(in: base) }
             func inTableOrder(_ a: Operation, _ b: Operation) -> Bool {
                 let order = compareKeys(key(a), key(b))
                 return order < 0 || (order == 0 && a.sequence > b.sequence)
@@ -69,7 +73,7 @@ struct ReplayBuffer {
             let order = operations.count < 2 ? Array(operations.indices) : sortedOrder(base).map(\.index)
             return order.map { index in
                 let operation = operations[index]
-                return (Array(base[operation.keyStart..<(operation.keyStart + Int(operation.keyCount))]), operation.sequence)
+                return (Array(operation.key(in: base)), operation.sequence)
             }
         }
     }
@@ -89,10 +93,7 @@ struct ReplayBuffer {
     /// nearly every step: that sort was 27% of a reopen that replayed 118,000 random puts
     /// (docs/benchmarks.md, 2026-11-28, "recovery's sort by words").
     private func sortedOrder(_ base: UnsafeRawBufferPointer) -> [SortItem] {
-        @inline(__always) func key(_ index: Int) -> UnsafeRawBufferPointer {
-            let operation = operations[index]
-            return UnsafeRawBufferPointer(rebasing: base[operation.keyStart..<(operation.keyStart + Int(operation.keyCount))])
-        }
+        @inline(__always) func key(_ index: Int) -> UnsafeRawBufferPointer { operations[index].key(in: base) }
         let first = key(0)
         var shared = first.count
         for index in operations.indices.dropFirst() where shared > 0 {
