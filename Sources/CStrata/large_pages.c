@@ -7,8 +7,27 @@
 #define MAP_ANONYMOUS MAP_ANON
 #endif
 
-#if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
-#define MADV_POPULATE_WRITE 23
+#if defined(__linux__)
+#include <unistd.h>
+#endif
+
+#if defined(__linux__)
+// Writes a zero into every page of [start, start + count), which makes each page present and
+// writable (a 2 MiB page, where the kernel grants one, on its first store; the stores after
+// it find the page there). Each first store is an ordinary page fault, which Linux (6.4 and
+// later) serves under a lock of this mapping alone, and earlier kernels under the process's
+// memory-map lock one fault at a time. madvise(MADV_POPULATE_WRITE) does the same work under
+// the process's memory-map lock for the whole range, and any mmap or munmap of another thread
+// waits for it: on a virtual machine whose host backs a fresh 2 MiB page slowly (1 to 6 ms),
+// a writer unmapping its log window waited behind the chunk pool's refill thread
+// (docs/benchmarks.md, "2026-11-29").
+static void touch_pages(uintptr_t start, size_t count) {
+    long page_size = sysconf(_SC_PAGESIZE);
+    size_t step = page_size > 0 ? (size_t)page_size : 4096;
+    for (size_t offset = 0; offset < count; offset += step) {
+        *(volatile unsigned char *)(start + offset) = 0;
+    }
+}
 #endif
 
 void *strata_map_pages(size_t count) {
@@ -23,10 +42,10 @@ void *strata_map_pages(size_t count) {
     if (head > 0) (void)munmap(raw, head);
     if (tail > 0) (void)munmap((void *)(start + count), tail);
 #if defined(__linux__)
-    // Hints only: without them (an older kernel, huge pages turned off) the memory is the
-    // same, in 4 KiB pages faulted in as they are first written.
+    // A hint only: without it (an older kernel, huge pages turned off) the memory is the
+    // same, in 4 KiB pages.
     (void)madvise((void *)start, count, MADV_HUGEPAGE);
-    (void)madvise((void *)start, count, MADV_POPULATE_WRITE);
+    touch_pages(start, count);
 #endif
     return (void *)start;
 }

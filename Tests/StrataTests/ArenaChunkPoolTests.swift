@@ -7,6 +7,10 @@ import Testing
 
 @_spi(Testing) @testable import Strata
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite struct ArenaChunkPoolTests {
     /// Fills `table` until its arena has taken `chunks` standard chunks.
     private static func fill(_ table: MemTable, chunks: Int) {
@@ -81,6 +85,23 @@ import Testing
         #expect(strata_is_all_zero(chunk, Arena.chunkBytes) == 1)
         Self.checkWritable(chunk)
     }
+
+    #if os(Linux)
+        /// `strata_map_pages` hands out memory whose every page is already set up (resident, by
+        /// `mincore`), so the writer that fills it takes no page faults, and zero-filled, over
+        /// several large pages as over one.
+        @Test func mappedPagesAreSetUpBeforeTheyAreHandedOut() {
+            for bytes in [Arena.chunkBytes, 3 * Arena.chunkBytes] {
+                let mapping = strata_map_pages(bytes)!
+                defer { strata_unmap_pages(mapping, bytes) }
+                let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+                var resident = [UInt8](repeating: 0, count: bytes / pageSize)
+                #expect(mincore(mapping, bytes, &resident) == 0)
+                #expect(resident.allSatisfy { $0 & 1 == 1 }, "\(resident.count { $0 & 1 == 0 }) of \(resident.count) pages not resident")
+                #expect(strata_is_all_zero(mapping, bytes) == 1)
+            }
+        }
+    #endif
 
     /// A memtable of 100,000 keys grows its hash index past 2 MiB, into mapped large pages
     /// (`MemTableHashIndex.mappedBytes`): every key is still found, and freeing the table

@@ -12,10 +12,12 @@
 /// `count` bytes of private, zero-filled, readable and writable memory aligned to
 /// `STRATA_LARGE_PAGE_BYTES`, mapped by the system directly (not through malloc), or NULL
 /// when the system refuses. On Linux it asks for large pages (madvise MADV_HUGEPAGE, honoured
-/// when transparent huge pages are "always" or "madvise") and sets every page up at once
-/// (MADV_POPULATE_WRITE): the memory is about to be filled, and a random walk over it then
-/// misses the TLB far less. `count` is a multiple of the system's page size. Free with
-/// `strata_unmap_pages`.
+/// when transparent huge pages are "always" or "madvise") and sets every page up before it
+/// returns, by writing a zero into each (so the memory reads as zeroes, as mapped): the memory
+/// is about to be filled, and a random walk over it then misses the TLB far less. The pages
+/// are set up by ordinary page faults, not madvise(MADV_POPULATE_WRITE), so that other
+/// threads' mmap and munmap calls do not wait for them. `count` is a multiple of the system's
+/// page size. Free with `strata_unmap_pages`.
 void *strata_map_pages(size_t count);
 
 /// Gives back what `strata_map_pages(count)` returned.
