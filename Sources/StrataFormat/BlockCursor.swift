@@ -184,7 +184,7 @@ import CStrata
     }
 
     @inlinable @inline(__always) public var internalKey: UnsafeRawBufferPointer { keyBuffer.bytes }
-    @inlinable @inline(__always) public var userKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: keyBuffer.bytes.dropLast(8)) }
+    @inlinable @inline(__always) public var userKey: UnsafeRawBufferPointer { keyBuffer.userKey }
     @inlinable @inline(__always) public var trailer: UInt64 {
         keyBuffer.bytes.loadUnaligned(fromByteOffset: keyBuffer.count - 8, as: UInt64.self).littleEndian
     }
@@ -366,6 +366,22 @@ public func decodeVarint(_ bytes: UnsafeRawBufferPointer, _ p: inout Int, _ end:
     }
 
     @inlinable @inline(__always) public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: count) }
+
+    /// The bytes before the last 8: the user key, when the buffer holds an internal key of at
+    /// least 8 bytes (as a cursor checks for each entry it decodes). Built from the pointer,
+    /// since `bytes.dropLast(8)` compiled to a call per entry of a scan.
+    @inlinable @inline(__always) public var userKey: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: storage, count: max(count - 8, 0))
+    }
+
+    /// Copies the user key of `other`, an internal key, into this buffer (its whole contents).
+    /// A key of up to 16 bytes in a buffer of at least 24 moves as two 8-byte words, as a
+    /// key's tail does in `replace(keeping:with:from:count:)`.
+    @inlinable @inline(__always)
+    public func setUserKey(of other: KeyBuffer) {
+        let userCount = max(other.count - 8, 0)
+        replace(keeping: 0, with: UnsafeRawBufferPointer(start: other.storage, count: other.count), from: 0, count: userCount)
+    }
 
     /// Keeps the first `shared` bytes and appends `tail`.
     @inlinable @inline(__always)

@@ -141,7 +141,7 @@ final class FileSource: MergeSource {
         while try nextRawForward() {
             // The cursor's key lives in `rawKey`, which this source owns: read it there
             // rather than copying the cursor (and retaining its block) on every entry.
-            let rawUserKey = UnsafeRawBufferPointer(rebasing: rawKey.bytes.dropLast(8))
+            let rawUserKey = rawKey.userKey
             if hasLastKey && compareKeys(rawUserKey, key) == 0 { continue }
             if let upper, upper.withUnsafeBytes({ compareKeys(rawUserKey, $0) }) >= 0 {
                 fileIndex = files.count
@@ -153,10 +153,10 @@ final class FileSource: MergeSource {
             // The key handed out is a copy: the cursor's buffer changes at the next step.
             lastKeyFlip.toggle()
             if lastKeyFlip {
-                lastKeyB.set(rawUserKey)
+                lastKeyB.setUserKey(of: rawKey)
                 key = lastKeyB.bytes
             } else {
-                lastKeyA.set(rawUserKey)
+                lastKeyA.setUserKey(of: rawKey)
                 key = lastKeyA.bytes
             }
             hasLastKey = true

@@ -37,6 +37,11 @@ final class MergingCursor {
     /// equal this one and a source hands out each key once (MergeSource invariant 3).
     @exclusivity(unchecked) private var lastKey = UnsafeRawBufferPointer(start: nil, count: 0)
     @exclusivity(unchecked) private var hasLastKey = false
+    /// The source whose entry `lastKey` is. Its current entry cannot be an older version of
+    /// that key (MergeSource invariant 3), so when it is on top again the comparison with
+    /// `lastKey` is skipped: in a scan of two interleaved sources most entries follow one
+    /// from their own source.
+    @exclusivity(unchecked) private var lastSource = -1
     private let reverse: Bool
     /// Hand out tombstones too (a history probe asks what last happened to each key).
     private let includingDeletions: Bool
@@ -144,6 +149,7 @@ final class MergingCursor {
     /// Moves past the top entry, remembering its key for the shadow check.
     private func passTop() throws {
         lastKey = keys[heap[0]]
+        lastSource = heap[0]
         hasLastKey = true
         try advanceTop()
     }
@@ -170,7 +176,7 @@ final class MergingCursor {
             let winnerKey = keys[winner]
             // For one key the newest version surfaces first (`precedes`); the versions after
             // it are older ones in other sources.
-            if hasLastKey && compareKeys(winnerKey, lastKey) == 0 {
+            if hasLastKey && winner != lastSource && compareKeys(winnerKey, lastKey) == 0 {
                 try advanceTop()
                 continue
             }
