@@ -9,9 +9,7 @@
 
 #if defined(__linux__)
 #include <unistd.h>
-#endif
 
-#if defined(__linux__)
 // Writes a zero into every page of [start, start + count), which makes each page present and
 // writable (a 2 MiB page, where the kernel grants one, on its first store; the stores after
 // it find the page there). Each first store is an ordinary page fault, which Linux (6.4 and
