@@ -41,6 +41,11 @@ public final class WriteTransaction: ReadableTransaction {
     @exclusivity(unchecked) private var positions: TransactionKeyIndex? = nil
     @exclusivity(unchecked) private(set) var byteCount = 0
     @exclusivity(unchecked) private var ended = false
+    /// How many `savepoint` calls are under way (nested).
+    @exclusivity(unchecked) private var openSavepoints = 0
+    /// While a savepoint is open: each entry a later write of its key replaced, with its
+    /// position, in the order replaced, so an undo can put them back. Empty otherwise.
+    @exclusivity(unchecked) private var replaced: [(position: Int, entry: PendingEntry)] = []
 
     /// `batch`: an empty buffer to build the batch in (the writer passes back the last one).
     init(head: Version, version: UInt64, batch: BatchBuffer = BatchBuffer()) {
@@ -229,6 +234,56 @@ public final class WriteTransaction: ReadableTransaction {
         return doomed.count
     }
 
+    /// Runs `body` as one step of the transaction: if it throws, every write it made is
+    /// undone, so the transaction is exactly as it was before the call, and the error is
+    /// rethrown. The transaction goes on, and commits what was written outside the failed
+    /// step. Savepoints nest; one that returns keeps its writes (an enclosing savepoint that
+    /// throws still undoes them).
+    ///
+    /// Each call (`put`, `delete`, `deleteRange`) already writes all or nothing. A savepoint
+    /// makes a group of calls so: a record and its index entries, or a step an app may catch
+    /// and skip.
+    ///
+    /// ```swift
+    /// try store.write { tx in
+    ///     try tx.put("inbox/count", "2")
+    ///     do {
+    ///         try tx.savepoint {
+    ///             try tx.put("inbox/2", "draft")
+    ///             throw CancellationError()   // undoes inbox/2, keeps inbox/count
+    ///         }
+    ///     } catch is CancellationError {}
+    /// }
+    /// ```
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        try checkActive()
+        let entryCount = entries.count
+        let batchCount = batch.count
+        let replacedCount = replaced.count
+        let (savedSuperseded, savedByteCount, savedInKeyOrder) = (superseded, byteCount, writtenInKeyOrder)
+        openSavepoints += 1
+        defer {
+            openSavepoints -= 1
+            if openSavepoints == 0 { replaced.removeAll(keepingCapacity: true) }
+        }
+        do {
+            return try body()
+        } catch {
+            // Latest first, so a key replaced twice gets its first entry back.
+            while replaced.count > replacedCount {
+                let undo = replaced.removeLast()
+                entries[undo.position] = undo.entry
+            }
+            entries.removeSubrange(entryCount...)
+            // The key index may hold keys written in the step: rebuilt from `entries` when
+            // next needed.
+            if batch.count != batchCount { positions = nil }
+            batch.truncate(to: batchCount)
+            (superseded, byteCount, writtenInKeyOrder) = (savedSuperseded, savedByteCount, savedInKeyOrder)
+            throw error
+        }
+    }
+
     private func record(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws {
         let bytes = key.count + (value?.count ?? 0)
         if byteCount + bytes > StoreLimits.maxTransactionBytes {
@@ -249,6 +304,7 @@ public final class WriteTransaction: ReadableTransaction {
         let existing = index.position(of: key, hash: hashKey(key), inserting: next) { compareKeys(self.key(of: entries[$0]), key) == 0 }
         let entry = append(key, value)
         if let existing {
+            if openSavepoints > 0 { replaced.append((existing, entries[existing])) }
             entries[existing] = entry
             superseded += 1
         } else {

@@ -33,6 +33,13 @@ final class BatchBuffer {
         count = BatchFormat.headerSize
     }
 
+    /// Drops every operation appended after the buffer held `count` bytes: a savepoint's
+    /// undo (`WriteTransaction.savepoint`). Nothing below `count` moves (invariant 2).
+    func truncate(to count: Int) {
+        precondition(count >= BatchFormat.headerSize && count <= self.count, "BatchBuffer: truncating past its bytes")
+        self.count = count
+    }
+
     /// Appends one operation (a delete when `value` is nil) and returns where its key and
     /// value start in the buffer.
     @inline(__always)

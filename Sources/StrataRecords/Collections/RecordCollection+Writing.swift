@@ -4,8 +4,14 @@ extension RecordCollection {
     /// Stores `record` under its identifier, replacing any record there, and updates every
     /// index.
     ///
+    /// A call that throws leaves the record and every index entry exactly as they were, so
+    /// a caller may catch the error and go on with the transaction.
+    ///
     /// - Throws: ``RecordError/Code/uniqueViolation`` when a unique index already holds the
-    ///   record's key for another record; the transaction is then unchanged by this call.
+    ///   record's key for another record; ``RecordError/Code/encoding`` when the record's
+    ///   `encode(to:)` throws; `StoreError` `.invalidArgument` when the encoded record is over
+    ///   the value limit or an index key over the key limit (docs/limits.md); whatever an
+    ///   index's key function throws. The transaction is then unchanged by this call.
     public func put(_ record: Record, in tx: WriteTransaction) throws {
         try write(record, in: tx, expecting: nil)
     }
@@ -13,22 +19,23 @@ extension RecordCollection {
     /// Stores a new record.
     ///
     /// - Throws: ``RecordError/Code/duplicateID`` when a record with the same identifier
-    ///   exists, ``RecordError/Code/uniqueViolation`` as ``put(_:in:)``; either way nothing
-    ///   is written.
+    ///   exists, or what ``put(_:in:)`` throws; either way nothing is written.
     public func insert(_ record: Record, in tx: WriteTransaction) throws {
         try write(record, in: tx, expecting: false)
     }
 
     /// Replaces an existing record.
     ///
-    /// - Throws: ``RecordError/Code/notFound`` when no record has the identifier,
-    ///   ``RecordError/Code/uniqueViolation`` as ``put(_:in:)``; either way nothing is
-    ///   written.
+    /// - Throws: ``RecordError/Code/notFound`` when no record has the identifier, or what
+    ///   ``put(_:in:)`` throws; either way nothing is written.
     public func update(_ record: Record, in tx: WriteTransaction) throws {
         try write(record, in: tx, expecting: true)
     }
 
     /// Deletes the record with identifier `id` and its index entries.
+    ///
+    /// A call that throws (the stored record does not decode, or an index's key function
+    /// throws) deletes nothing.
     ///
     /// - Returns: Whether there was such a record.
     @discardableResult
@@ -41,14 +48,16 @@ extension RecordCollection {
     /// index was added to a collection that already has records.
     ///
     /// - Throws: ``RecordError/Code/uniqueViolation`` when two records share a key in a
-    ///   unique index.
+    ///   unique index; the index entries are then as they were before the call.
     public func rebuildIndexes(in tx: WriteTransaction) throws {
-        _ = try tx.deleteRange(from: layout.allIndexes, to: layout.allIndexes + [0xFF])
-        for entry in try tx.scan(from: layout.records, to: layout.records + [0xFF]) {
-            let record = try decode(entry.value, key: entry.key)
-            let idBytes = Array(entry.key[layout.records.count...])
-            for (key, value) in try checkedEntries(for: record, idBytes: idBytes, replacing: [], in: tx) {
-                try tx.put(key, value)
+        try tx.savepoint {
+            _ = try tx.deleteRange(from: layout.allIndexes, to: layout.allIndexes + [0xFF])
+            for entry in try tx.scan(from: layout.records, to: layout.records + [0xFF]) {
+                let record = try decode(entry.value, key: entry.key)
+                let idBytes = Array(entry.key[layout.records.count...])
+                for (key, value) in try checkedEntries(for: record, idBytes: idBytes, replacing: [], in: tx) {
+                    try tx.put(key, value)
+                }
             }
         }
     }
@@ -56,9 +65,14 @@ extension RecordCollection {
     // MARK: Shared with the StoreIO forms
 
     /// Writes `record`; `expecting` says whether a record must exist (update), must not
-    /// (insert), or either (put). Every check is made before the first write, so a throw
-    /// leaves the transaction as it was.
+    /// (insert), or either (put). The record's checks come first, but some failures can only
+    /// come from a write itself (a key or value over the store's limits, the transaction's
+    /// size): the writes go in one savepoint, so any throw leaves the transaction as it was.
     func write(_ record: Record, in tx: WriteTransaction, expecting existing: Bool?) throws {
+        try tx.savepoint { try writeSteps(record, in: tx, expecting: existing) }
+    }
+
+    private func writeSteps(_ record: Record, in tx: WriteTransaction, expecting existing: Bool?) throws {
         let idBytes = CollectionLayout.idBytes(record.id.keyElement)
         let key = layout.recordKey(idBytes: idBytes)
         let value = try encode(record)
@@ -83,17 +97,19 @@ extension RecordCollection {
     func delete(idBytes: [UInt8], in tx: WriteTransaction) throws -> Bool {
         let key = layout.recordKey(idBytes: idBytes)
         guard let oldBytes = try tx.get(key) else { return false }
-        if !indexes.isEmpty {
-            for entry in try entries(for: decode(oldBytes, key: key), idBytes: idBytes) { try tx.delete(entry.key) }
+        // Computed before the first delete, and the deletes in one savepoint, as `write`.
+        let oldEntries = indexes.isEmpty ? [] : try entries(for: decode(oldBytes, key: key), idBytes: idBytes)
+        try tx.savepoint {
+            for entry in oldEntries { try tx.delete(entry.key) }
+            try tx.delete(key)
         }
-        try tx.delete(key)
         return true
     }
 
     /// The index entries a record has: key, and the identifier as the value.
-    func entries(for record: Record, idBytes: [UInt8]) -> [(key: [UInt8], value: [UInt8])] {
-        indexes.map { index in
-            (layout.entryKey(index: index.name, key: index.key(record), idBytes: idBytes, unique: index.isUnique), idBytes)
+    func entries(for record: Record, idBytes: [UInt8]) throws -> [(key: [UInt8], value: [UInt8])] {
+        try indexes.map { index in
+            (layout.entryKey(index: index.name, key: try index.key(record), idBytes: idBytes, unique: index.isUnique), idBytes)
         }
     }
 
@@ -102,13 +118,13 @@ extension RecordCollection {
     private func checkedEntries(
         for record: Record, idBytes: [UInt8], replacing current: [(key: [UInt8], value: [UInt8])], in tx: WriteTransaction
     ) throws -> [(key: [UInt8], value: [UInt8])] {
-        let entries = entries(for: record, idBytes: idBytes)
+        let entries = try entries(for: record, idBytes: idBytes)
         let currentKeys = Set(current.map(\.key))
         for (index, entry) in zip(indexes, entries) where index.isUnique && !currentKeys.contains(entry.key) {
             if let owner = try tx.get(entry.key), owner != idBytes {
                 throw RecordError(
                     .uniqueViolation,
-                    "unique index \"\(index.name)\" already holds \(KeyElement.tuple(index.key(record))) for record \(Self.describe(owner)); record \(record.id) was not written",
+                    "unique index \"\(index.name)\" already holds \(KeyElement.tuple(try index.key(record))) for record \(Self.describe(owner)); record \(record.id) was not written",
                     collection: name)
             }
         }

@@ -24,17 +24,20 @@ public struct RecordIndex<Record>: Sendable {
     public let name: String
     /// Whether two records may share a key.
     public let isUnique: Bool
-    let key: @Sendable (Record) -> [KeyElement]
+    let key: @Sendable (Record) throws -> [KeyElement]
 
     /// An index named `name` whose key for a record is the elements `key` returns.
     ///
+    /// When `key` throws, the write (or delete) of that record throws the same error and
+    /// changes nothing.
+    ///
     /// - Precondition: `name` is not empty.
     public init(
-        _ name: String, unique: Bool = false, _ key: @escaping @Sendable (Record) -> [any KeyElementConvertible]
+        _ name: String, unique: Bool = false, _ key: @escaping @Sendable (Record) throws -> [any KeyElementConvertible]
     ) {
         precondition(!name.isEmpty, "an index needs a name")
         self.name = name
         self.isUnique = unique
-        self.key = { record in key(record).map(\.keyElement) }
+        self.key = { record in try key(record).map(\.keyElement) }
     }
 }
