@@ -278,6 +278,25 @@ private struct NoteV2: Codable, Sendable, Identifiable, Equatable {
         try store.close()
     }
 
+    @Test func aRecordThatDoesNotDecodeIsReportedAsADecodingFailureNotAsIO() async throws {
+        let directory = try TemporaryDirectory(label: "records-observe-decoding")
+        defer { directory.remove() }
+        let store = try Store(path: directory.path("store"))
+        try await store.run(notes.put(note(1, "inbox", minute: 1)))
+        // Bytes that are no record, under record 2's key: another writer's raw bytes.
+        let recordKey = KeyTuple([.string("notes"), .int(0), .int(2)]).bytes
+        try await store.write { tx in try tx.put(recordKey, [0xFF, 0x00, 0x01]) }
+        var updates = store.observe(notes.scan()).makeAsyncIterator()
+        guard case .failed(let error)? = await updates.next() else {
+            Issue.record("expected .failed")
+            return
+        }
+        #expect((error as? RecordError)?.code == .decoding, "\(error)")
+        try await store.write { tx in try tx.delete(recordKey) }
+        #expect(await ids(updates.next()) == [1])
+        try store.close()
+    }
+
     private func ids(_ update: Observed<[Note]>?) -> [Int]? {
         guard case .value(let notes, _)? = update else { return nil }
         return notes.map(\.id)

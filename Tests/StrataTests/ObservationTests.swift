@@ -143,6 +143,33 @@ struct ObservationTests {
         try store.close()
     }
 
+    @Test("an operation's own error is delivered as .failed, as thrown, not as an I/O interruption; a later commit fixes it")
+    func operationErrorIsItsOwn() async throws {
+        struct NotANumber: Error, Equatable { let text: String }
+        let store = try Self.open()
+        try await store.write { tx in try tx.put(key("n"), key("seven")) }
+        let parse: StoreIO<ReadOnly, Int> = StoreIO<ReadOnly, [UInt8]?>.get(key("n")).map { bytes in
+            let text = String(decoding: bytes ?? [], as: UTF8.self)
+            guard let number = Int(text) else { throw NotANumber(text: text) }
+            return number
+        }
+        try await withDeadline {
+            var updates = store.observe(parse).makeAsyncIterator()
+            guard case .failed(let error)? = await updates.next() else { throw TimedOut() }
+            #expect(error as? NotANumber == NotANumber(text: "seven"), "\(error)")
+            try await store.write { tx in try tx.put(key("n"), key("7")) }
+            guard case .value(let number, _)? = await updates.next() else { throw TimedOut() }
+            #expect(number == 7)
+        }
+        // A refused argument is the operation's own problem too: reported as the StoreError it is.
+        try await withDeadline {
+            var updates = store.observe(.get([UInt8](repeating: 1, count: StoreLimits.maxKeyBytes + 1))).makeAsyncIterator()
+            guard case .failed(let error)? = await updates.next() else { throw TimedOut() }
+            #expect((error as? StoreError)?.code == .invalidArgument, "\(error)")
+        }
+        try store.close()
+    }
+
     @Test("closing the store ends the observation; so does cancelling its task")
     func endsOnCloseAndCancellation() async throws {
         let store = try Self.open()

@@ -23,6 +23,7 @@ public enum ResumeOutcome: Sendable, Equatable {
     case unchanged
     /// Another process changed the store while it was suspended, so the store read its state
     /// from disk again before serving calls: `from` is the version it had, `to` the version
-    /// it has now. Snapshots taken before keep reading what they saw.
+    /// it has now. Snapshots taken before read what they saw (while suspended, their reads
+    /// were refused with `.suspended`, as every call is).
     case reloaded(from: UInt64, to: UInt64)
 }

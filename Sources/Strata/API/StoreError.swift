@@ -11,7 +11,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case corruption, io, diskFull, closed, locked, suspended, readOnly, conflict,
-                invalidArgument, formatVersion, notAStore, overflow
+                invalidArgument, formatVersion, notAStore, overflow, historyUnavailable
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -42,6 +42,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// A change feed's consumer fell further behind than its buffer holds; the feed
         /// ended. Start a new one and read the range again.
         public static let overflow = Code(.overflow)
+        /// A change feed cannot deliver some changes one by one, so it ended rather than skip
+        /// them: another process committed them while the store was suspended and wrote them
+        /// into segment files, which keep only each key's latest value. The message names the
+        /// versions. Start a new feed and read the range again.
+        public static let historyUnavailable = Code(.historyUnavailable)
         /// A call's argument is not allowed: an empty or oversized key, an oversized value,
         /// a transaction used outside its closure, a nested synchronous write, bytes read as
         /// a `String` that are not UTF-8.

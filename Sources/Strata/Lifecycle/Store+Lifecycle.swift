@@ -87,8 +87,11 @@ extension Store {
     ///
     /// Takes the store's lock without waiting. If another process changed the store while
     /// it was suspended, reads its state from disk again before serving any call and
-    /// returns ``ResumeOutcome/reloaded(from:to:)``; snapshots taken before keep reading
-    /// what they saw. Resuming an active store does nothing.
+    /// returns ``ResumeOutcome/reloaded(from:to:)``; snapshots taken before read what they
+    /// saw again (while suspended their reads throw `.suspended`). Change feeds deliver the
+    /// other process's commits first, or end with `.historyUnavailable` (see
+    /// ``changes(from:to:bufferSize:)-([UInt8],_,_)``); observations read again. Resuming an
+    /// active store does nothing.
     ///
     /// A store opened read-only is never suspended: `resume()` only returns it from the
     /// background, and never reads newer commits (open the store again for those).
@@ -193,11 +196,16 @@ extension Store {
                 finishResuming(with: engine)
                 return .unchanged
             }
-            let from = published.latest().sequence
+            let before = published.latest()
+            let from = before.sequence
+            // The feeds open now get the other process's commits, gathered by the replay.
+            let historyRequest = listeners.historyRequest(after: before)
             // Load first: if the other process left something this store cannot read, the
             // old engine stays, suspended, and a later resume tries again.
-            let opened = try Recovery.reload(path: path, options: options, into: published)
+            let opened = try Recovery.reload(path: path, options: options, into: published, history: historyRequest)
             engine.retire(with: StoreError(.suspended, "the store reloaded its state after another process wrote to it; retry the call"))
+            // Before the new writer exists, so they come before any commit of its.
+            if let historyRequest, let history = opened.history { history.deliver(to: historyRequest) }
             finishResuming(with: Engine(opened: opened, directory: path, options: options, snapshots: snapshots, listeners: listeners))
             return .reloaded(from: from, to: opened.lastSequence)
         } catch {

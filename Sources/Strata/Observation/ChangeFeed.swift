@@ -11,7 +11,7 @@ public struct Change: Sendable, Hashable {
 
 extension Store {
     /// Every change committed from now on to a key with `from <= key < to` (no upper bound
-    /// when `to` is nil), in commit order, and within a commit in the order written.
+    /// when `to` is nil), in commit order.
     ///
     /// The feed holds at most `bufferSize` changes its consumer has not taken. When a change
     /// does not fit, the feed neither drops it silently nor slows the writer: it ends,
@@ -20,7 +20,16 @@ extension Store {
     /// range again to catch up. It also ends, without
     /// an error, when the store closes, and when the consuming task is cancelled.
     ///
-    /// A deletion of a key that had no value is a change too (the commit wrote it).
+    /// A commit gives one change per key it wrote: the key's last write in the transaction,
+    /// in the order the transaction first wrote each key. A deletion of a key that had no
+    /// value is a change too (the commit wrote it).
+    ///
+    /// Through a suspension the feed goes on. When ``resume()`` reloads because another
+    /// process committed meanwhile, the feed first delivers that process's changes from the
+    /// store's log, in commit order; when some of them are no longer in the log one by one
+    /// (the other process flushed them into segment files), or the store was replaced, it
+    /// ends instead, throwing `StoreError` with code `.historyUnavailable` naming the
+    /// versions, after the changes it holds. It never skips a change silently.
     public func changes(from: [UInt8], to: [UInt8]?, bufferSize: Int = 4096) -> AsyncThrowingStream<Change, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
             of: Change.self, throwing: (any Error).self, bufferingPolicy: .bufferingOldest(max(bufferSize, 1)))
@@ -60,16 +69,25 @@ final class ChangeFeed: Sendable {
         self.continuation = continuation
     }
 
+    /// Whether `key` is in the feed's range.
+    func wants(_ key: [UInt8]) -> Bool {
+        keyIsIn(key, lower: lower, upper: upper)
+    }
+
+    /// Yields the commits' changes in the feed's range, in order. On the writer queue, or,
+    /// for the commits a reload found (`ReloadHistory`), on the thread resuming the store
+    /// while no writer runs: one thread at a time either way.
     func committed(_ commits: [CommittedWrites]) {
         var changes: [Change] = []
         for commit in commits {
-            for entry in commit.entries where keyIsIn(entry.key, lower: lower, upper: upper) {
+            for entry in commit.entries where wants(entry.key) {
                 changes.append(Change(key: entry.key, value: entry.value, version: commit.sequence))
             }
         }
         if changes.isEmpty { return }
-        // Only the writer queue yields, so the changes keep commit order without holding the
-        // lock; the lock is not held around `finish`, whose termination handler takes it.
+        // One thread yields at a time (above), so the changes keep commit order without
+        // holding the lock; the lock is not held around `finish`, whose termination handler
+        // takes it.
         if state.withLock({ $0.ended }) { return }
         for change in changes {
             if case .dropped = continuation.yield(change) {
@@ -87,11 +105,12 @@ final class ChangeFeed: Sendable {
         }
     }
 
-    func end() {
+    /// Ends the feed after the changes it holds: without an error (nil), or throwing one.
+    func end(throwing error: StoreError? = nil) {
         let finish = state.withLock { state -> Bool in
             defer { state.ended = true }
             return !state.ended
         }
-        if finish { continuation.finish() }
+        if finish { continuation.finish(throwing: error) }
     }
 }

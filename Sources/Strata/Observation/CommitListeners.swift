@@ -99,6 +99,12 @@ final class CommitListeners: Sendable {
         for registration in state.withLock({ Array($0.observers.values) }) { registration.observer.trigger() }
     }
 
+    /// What a reload is to gather for the feeds open now, nil when there are none.
+    func historyRequest(after view: ReadView) -> ReloadHistory.Request? {
+        let feeds = state.withLock { Array($0.feeds.values) }
+        return feeds.isEmpty ? nil : ReloadHistory.Request(floor: view.sequence, storeID: view.version.storeID, feeds: feeds)
+    }
+
     /// The store closed: every observation and feed ends.
     func storeClosed() {
         let (observers, feeds) = state.withLock { state in

@@ -1,14 +1,23 @@
+@_spi(Engine) import StrataFormat
 import StrataIO
 
-/// What an observation delivers: the operation's value at a version, or the news that the
-/// store could not be read for a while (suspended, or a transient failure). After an
-/// interruption the observation goes on by itself once the store serves reads again.
+/// What an observation delivers: the operation's value at a version, the news that the
+/// store could not be read for a while, or the operation's own error. After either of the
+/// last two the observation goes on by itself, and reads again after the next `resume()` or
+/// commit.
 public enum Observed<Value: Sendable>: Sendable {
     /// The operation's value as of commit `version`.
     case value(Value, version: UInt64)
-    /// The store could not run the operation; the observation waits and tries again after
+    /// The store could not serve the operation's reads: it is suspended (code
+    /// ``StoreError/Code/suspended``), or reading met an I/O failure (`.io`, `.diskFull`) or
+    /// damage (`.corruption`, `.formatVersion`). The observation waits and tries again after
     /// the next `resume()` or commit.
     case interrupted(StoreError)
+    /// The operation itself threw `error`, reported as thrown: a record that does not decode
+    /// (`RecordError` `.decoding`), an app error, a `StoreError` about the operation's own
+    /// arguments (`.invalidArgument`). The observation tries again after the next commit,
+    /// which may fix what the operation read.
+    case failed(any Error)
 }
 
 /// The values of a read-only operation over time: the current value at once, then a new one
@@ -65,7 +74,7 @@ extension Store {
                 } catch {
                     listeners.evaluationEnded(observer, reading: nil)
                     delivered = nil
-                    results.yield(.interrupted(StoreError.wrapping(error, while: "evaluating an observed operation")))
+                    results.yield(Self.observed(failure: error))
                 }
             }
             listeners.remove(observer)
@@ -78,6 +87,22 @@ extension Store {
         }
         observer.trigger()
         return Observation(stream: output)
+    }
+}
+
+extension Store {
+    /// What an observation reports for an evaluation that threw: the store's failures to
+    /// serve reads as interruptions, everything else as the operation's own error. Errors of
+    /// the file system and the formats are the store's, named as the store names them.
+    static func observed<Value>(failure error: any Error) -> Observed<Value> {
+        switch error {
+        case let error as StoreError where [.suspended, .io, .diskFull, .corruption, .formatVersion].contains(error.code):
+            return .interrupted(error)
+        case is IOError, is FormatError:
+            return .interrupted(StoreError.wrapping(error, while: "evaluating an observed operation"))
+        default:
+            return .failed(error)
+        }
     }
 }
 

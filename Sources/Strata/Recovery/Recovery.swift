@@ -15,6 +15,8 @@ struct OpenedStore {
     /// The persisted state, publishing the recovered Version.
     let versions: VersionSet
     let cache: BlockCache
+    /// What a reload found for the change feeds, when asked (`Recovery.reload`).
+    var history: ReloadHistory? = nil
 }
 
 enum Recovery {
@@ -45,9 +47,15 @@ enum Recovery {
     /// Reads the store's state from disk again, as an open does, for a store that already
     /// holds its lock: `resume()` after another process changed the store. The lock stays
     /// held whatever happens.
-    static func reload(path: String, options: StoreOptions, into published: PublishedState) throws -> OpenedStore {
+    /// Reads the store's state again after another process wrote to it, into `published`.
+    /// With `history`, also gathers the commits after its floor that the WAL still holds one
+    /// by one, for the change feeds (`ReloadHistory`).
+    static func reload(path: String, options: StoreOptions, into published: PublishedState, history: ReloadHistory.Request? = nil) throws
+        -> OpenedStore
+    {
         do {
-            return try replay(path: path, options: options, names: Set(options.fileSystem.listDirectory(path)), published: published)
+            return try replay(
+                path: path, options: options, names: Set(options.fileSystem.listDirectory(path)), published: published, history: history)
         } catch {
             throw mapEngineError(error, while: "reloading the store at \(path)")
         }
@@ -156,7 +164,10 @@ enum Recovery {
     /// mark and a fresh manifest) and leaves the log open for appends. A store opened
     /// read-only (`options.readOnly`) does none of it: it only opens files for reading, skips
     /// what the repairs would remove, and closes every WAL segment once replayed.
-    static func replay(path: String, options: StoreOptions, names listed: Set<String>, published existing: PublishedState? = nil) throws -> OpenedStore {
+    static func replay(
+        path: String, options: StoreOptions, names listed: Set<String>, published existing: PublishedState? = nil,
+        history request: ReloadHistory.Request? = nil
+    ) throws -> OpenedStore {
         let fs = options.fileSystem
         let logger = options.logger
         let readOnly = options.readOnly
@@ -365,6 +376,10 @@ enum Recovery {
             }
         }
 
+        // The log holds every commit after the manifest's last sequence one by one (they are
+        // replayed in order from there, none missing); the ones before are only in segments.
+        let historyCommits = request.map { replayed.commits(after: $0.floor, wanted: $0.wants) }
+        let keptAfter = loaded.state.lastSequence
         var memtable = MemTable(runLength: options.memtableRunLength)
         replayed.apply(to: memtable)
         report.lastSequence = lastSequence
@@ -460,7 +475,11 @@ enum Recovery {
             directory: path, options: options)
         return OpenedStore(
             memtable: memtable, wal: wal, lastSequence: lastSequence, report: report,
-            versions: versions, cache: cache)
+            versions: versions, cache: cache,
+            history: historyCommits.map {
+                ReloadHistory(
+                    commits: $0, keptAfter: keptAfter, lastSequence: lastSequence, storeID: StoreIdentity.uuid(loaded.state.storeIdentifier))
+            })
     }
 
     /// The recovered state as what readers see: installed in `existing` (a reload) or in a

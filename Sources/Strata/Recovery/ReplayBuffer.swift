@@ -36,6 +36,38 @@ struct ReplayBuffer {
         if let value { bytes.append(contentsOf: value) }
     }
 
+    /// The operations of the commits after `floor`, in log order (commit order, and within a
+    /// commit as the batch holds them), as change feeds get them: only the keys `wanted`
+    /// accepts, and no commit left without any. For a reload with feeds open
+    /// (`ReloadHistory`); call it before `apply`, which empties the buffer.
+    func commits(after floor: UInt64, wanted: ([UInt8]) -> Bool) -> [CommittedWrites] {
+        bytes.withUnsafeBytes { base in
+            var commits: [CommittedWrites] = []
+            var sequence: UInt64 = 0
+            var entries: [CommittedWrites.Entry] = []
+            func close() {
+                if !entries.isEmpty { commits.append(CommittedWrites(sequence: sequence, entries: entries)) }
+                entries = []
+            }
+            for operation in operations where operation.sequence > floor {
+                if operation.sequence != sequence {
+                    close()
+                    sequence = operation.sequence
+                }
+                let key = Array(operation.key(in: base))
+                guard wanted(key) else { continue }
+                var value: [UInt8]? = nil
+                if operation.valueCount >= 0 {
+                    let valueStart = operation.keyStart + Int(operation.keyCount)
+                    value = Array(base[valueStart..<(valueStart + Int(operation.valueCount))])
+                }
+                entries.append(CommittedWrites.Entry(key: key, value: value))
+            }
+            close()
+            return commits
+        }
+    }
+
     /// Inserts every operation into `memtable`, in table order: key ascending, newest first.
     mutating func apply(to memtable: MemTable) {
         bytes.withUnsafeBytes { base in
