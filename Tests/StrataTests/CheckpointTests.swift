@@ -90,6 +90,23 @@ struct CheckpointTests {
         try store.close()
     }
 
+    @Test("a destination whose parent does not exist is refused with .invalidArgument, creating nothing")
+    func missingParent() throws {
+        for fileSystem in [SimulatedFileSystem() as any FileSystem, POSIXFileSystem()] {
+            let directory = try TemporaryDirectory(label: "checkpoint-parent")
+            defer { directory.remove() }
+            let root = fileSystem is POSIXFileSystem ? directory.path : "/"
+            let store = try Store(path: fileSystem.path(root, "db"), options: Self.options(fileSystem))
+            try store.write { tx in try tx.put(apiKey(1), apiValue(1)) }
+            let destination = fileSystem.path(fileSystem.path(root, "missing"), "backup")
+            let refused = try #require(throws: StoreError.self) { try store.checkpoint(to: destination) }
+            #expect(refused.code == .invalidArgument, "\(refused)")
+            #expect(refused.message.contains("parent directory does not exist"), "\(refused.message)")
+            #expect(try fileSystem.kind(of: fileSystem.path(root, "missing")) == nil)
+            try store.close()
+        }
+    }
+
     @Test("a copy cut short before its identity file is never taken for a store")
     func interruptedCopy() throws {
         let fileSystem = SimulatedFileSystem()

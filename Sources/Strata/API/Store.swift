@@ -198,9 +198,9 @@ public final class Store: Sendable {
     public func write<T>(durability: Durability? = nil, _ body: (WriteTransaction) throws -> T) throws -> T {
         // Inlinable, so that each caller compiles a copy for its own `T`: called generically
         // from another module, the local below would cost a runtime lookup of `Optional<T>`'s
-        // metadata on every commit. The work itself is `commit`, which is not generic.
+        // metadata on every commit. The work itself is `runWrite`, which is not generic.
         var value: T? = nil
-        try commit(durability) { tx in value = try body(tx) }
+        try runWrite(durability) { tx in value = try body(tx) }
         guard let value else { preconditionFailure("Store.write: the transaction committed without running its body") }
         return value
     }
@@ -208,7 +208,7 @@ public final class Store: Sendable {
     /// The synchronous write: runs `body` as one transaction and returns once it is committed
     /// as `durability` (default: the store's option) asks.
     @usableFromInline
-    func commit(_ durability: Durability?, _ body: (WriteTransaction) throws -> Void) throws {
+    func runWrite(_ durability: Durability?, _ body: (WriteTransaction) throws -> Void) throws {
         let writer = try admitWrites("write").writer
         if writer.isCurrentThreadWriter {
             throw StoreError(

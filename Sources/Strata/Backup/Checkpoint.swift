@@ -33,8 +33,9 @@ extension Store {
     /// never taken for a store (opening it fails with `.notAStore`); delete it and start
     /// again.
     ///
-    /// - Throws: `StoreError` `.invalidArgument` when `destination` holds something,
-    ///   `.suspended` or `.closed` when the store refuses calls, `.io` or `.diskFull` when
+    /// - Throws: `StoreError` `.invalidArgument` when `destination` holds something, is a
+    ///   file, or its parent directory does not exist (nothing is created then);
+    ///   `.suspended` or `.closed` when the store refuses calls; `.io` or `.diskFull` when
     ///   writing the copy fails.
     @discardableResult
     public func checkpoint(to destination: String) throws -> CheckpointReport {
@@ -116,7 +117,14 @@ struct Checkpoint {
         switch try fs.kind(of: destination) {
         case nil:
             // Its entry in the parent is made durable once the copy is complete (`write`).
-            try fs.createDirectory(destination)
+            do {
+                try fs.createDirectory(destination)
+            } catch let error as IOError where error.code == .notFound {
+                throw StoreError(
+                    .invalidArgument,
+                    "the checkpoint's destination \(destination) cannot be created: its parent directory does not exist; create it first, or give another path",
+                    file: destination, underlying: error)
+            }
         case .directory?:
             let names = try fs.listDirectory(destination)
             guard names.isEmpty else {
