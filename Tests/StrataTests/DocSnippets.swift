@@ -24,6 +24,8 @@ struct SnippetContext: Sendable {
     /// The line of the first declaration.
     var line: Int
     var lines: [String]
+    /// Where the declarations are written, when not in the block's own file.
+    var file: String? = nil
 }
 
 /// One ```swift block.
@@ -36,6 +38,8 @@ struct DocSnippet: Sendable, CustomStringConvertible {
     /// The module the block imports implicitly.
     var module: String
     var context: SnippetContext?
+    /// Where the block must compile: an article's block in both places a reader pastes it.
+    var places: [Place] = [.asyncFunction, .topLevel]
 
     var description: String { "\(file):\(line)" }
 
@@ -43,6 +47,8 @@ struct DocSnippet: Sendable, CustomStringConvertible {
     enum Place: String, CaseIterable, Sendable {
         case asyncFunction = "as the body of an async throws function"
         case topLevel = "as top-level code of a main.swift"
+        /// For a doc comment's block that calls the blocking forms: where such code runs.
+        case throwingFunction = "as the body of a throwing function that is not async"
     }
 
     /// The module the context is compiled into. The block imports it, so its own
@@ -52,7 +58,7 @@ struct DocSnippet: Sendable, CustomStringConvertible {
     /// The context as the single file of ``contextModule``, nil without one.
     var contextFile: SwiftTypeChecker.File? {
         guard let context else { return nil }
-        let text = ["import \(module)", "#sourceLocation(file: \(quoted(file)), line: \(context.line))"] + context.lines + ["#sourceLocation()"]
+        let text = ["import \(module)", "#sourceLocation(file: \(quoted(context.file ?? file)), line: \(context.line))"] + context.lines + ["#sourceLocation()"]
         return .init(name: "context.swift", contents: text.joined(separator: "\n") + "\n")
     }
 
@@ -63,11 +69,12 @@ struct DocSnippet: Sendable, CustomStringConvertible {
         if let context { imports += ["@testable import \(Self.contextModule)"] + context.lines.filter(Self.isImport) }
         let text: [String]
         switch place {
-        case .asyncFunction:
+        case .asyncFunction, .throwingFunction:
             // Imports cannot sit in a function: they move to the top, and blank lines keep the
             // line numbers.
+            let signature = place == .asyncFunction ? "func snippetBody() async throws {" : "func snippetBody() throws {"
             text =
-                imports + lines.filter(Self.isImport) + ["func snippetBody() async throws {", "#sourceLocation(file: \(quoted(file)), line: \(line))"]
+                imports + lines.filter(Self.isImport) + [signature, "#sourceLocation(file: \(quoted(file)), line: \(line))"]
                 + lines.map { Self.isImport($0) ? "" : $0 } + ["#sourceLocation()", "}"]
             return (.init(name: "snippet.swift", contents: text.joined(separator: "\n") + "\n"), true)
         case .topLevel:
@@ -84,7 +91,7 @@ struct DocSnippet: Sendable, CustomStringConvertible {
                 if !built.succeeded { return ["the context of \(file) does not compile:\n\(built.output)"] }
             }
             var failures: [String] = []
-            for place in Place.allCases {
+            for place in places {
                 let (source, library) = source(place)
                 let result = try await checker.check([source], library: library, in: directory)
                 if !result.succeeded { failures.append("\(file), the block at line \(line), does not compile \(place.rawValue):\n\(result.output)") }

@@ -17,6 +17,7 @@ import Testing
 
 private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 private let catalog = DocSnippets.load(repository: repository)
+private let docComments = DocCommentSnippets.load(repository: repository)
 
 extension DocSnippet: CustomTestStringConvertible {
     var testDescription: String { description }
@@ -41,6 +42,100 @@ struct SnippetTests {
                 sourceLocation: SourceLocation(
                     fileID: "Docs/\(snippet.file)", filePath: repository.appendingPathComponent(snippet.file).path, line: snippet.line, column: 1))
         }
+    }
+
+    @Test("the public modules' doc comments are found, with their blocks")
+    func docCommentsAreFound() {
+        #expect(docComments.problems.isEmpty, "\(docComments.problems.joined(separator: "\n"))")
+        #expect(Set(docComments.snippets.map(\.module)) == ["Strata", "StrataRecords"])
+        #expect(docComments.snippets.count >= 12, "only \(docComments.snippets.count) doc comment blocks found")
+    }
+
+    @Test("each doc comment block type-checks where its code runs", arguments: docComments.snippets)
+    func docCommentBlockCompiles(_ snippet: DocSnippet) async throws {
+        for failure in try await snippet.failures(with: SwiftTypeChecker()) {
+            Issue.record(
+                "\(failure)",
+                sourceLocation: SourceLocation(
+                    fileID: "Docs/\(snippet.file)", filePath: repository.appendingPathComponent(snippet.file).path, line: snippet.line, column: 1))
+        }
+    }
+
+    @Test("a doc comment block is found at its Swift line, and one that awaits is checked as an async body")
+    func docCommentParsing() throws {
+        let source = """
+            import Strata
+
+            /// Text.
+            ///
+            /// ```swift
+            /// for await update in store.observe(.get("k")) { print(update) }
+            /// ```
+            public struct Shown {}
+
+            /// ```swift
+            /// try store.sync()
+            /// ```
+            func f() {}
+            """
+        let parsed = DocCommentSnippets.parse(source, file: "Sources/Strata/Shown.swift", module: "Strata")
+        #expect(parsed.problems.isEmpty)
+        #expect(parsed.snippets.map(\.line) == [6, 11])
+        #expect(parsed.snippets.map(\.places) == [[.asyncFunction], [.throwingFunction, .topLevel]])
+        #expect(parsed.snippets.first?.lines == [#"for await update in store.observe(.get("k")) { print(update) }"#])
+    }
+
+    // README's "Swift picks one by context" paragraph, claim by claim. `missingAwaitFails` and
+    // `awaitAtTopLevelFails` below hold the first and the last; these hold the others.
+
+    @Test("README: synchronous code picks the blocking form, also a closure without await inside an async function or a Task")
+    func blockingFormInSynchronousCode() async throws {
+        let source = """
+            import Strata
+            func tool(_ store: Store) throws -> UInt64 {
+                try store.sync()
+                return try store.read { tx in tx.version }
+            }
+            func app(_ store: Store) async throws {
+                let work = { () throws in try store.sync() }
+                try work()
+                Task { _ = try store.read { tx in tx.version } }
+                Task { try await store.sync() }
+            }
+            """
+        let result = try await SwiftTypeChecker().check(source)
+        #expect(result.succeeded, "\(result.output)")
+        #expect(!result.output.contains("warning"), "\(result.output)")
+    }
+
+    @Test("README: a closure that awaits anything is async, so a store call in it needs await")
+    func closureThatAwaitsIsAsync() async throws {
+        let source = """
+            import Strata
+            func app(_ store: Store) async throws {
+                Task { try await Task.sleep(for: .milliseconds(1)); try store.sync() }
+            }
+            """
+        let result = try await SwiftTypeChecker().check(source)
+        #expect(!result.succeeded)
+        #expect(result.output.contains("is 'async' but is not marked with 'await'"), "\(result.output)")
+    }
+
+    @Test("README: top-level code picks the blocking form even when it awaits other calls")
+    func topLevelPicksBlockingEvenWhenAsync() async throws {
+        let blocking = """
+            import Strata
+            let store = try Store(path: "unused")
+            try await Task.sleep(for: .milliseconds(1))
+            try store.sync()
+            _ = try store.read { tx in tx.version }
+            """
+        let compiled = try await SwiftTypeChecker().check([.init(name: "main.swift", contents: blocking)], library: false)
+        #expect(compiled.succeeded, "\(compiled.output)")
+        #expect(!compiled.output.contains("warning"), "\(compiled.output)")
+        let awaited = blocking + "\ntry await store.sync()\n"
+        let warned = try await SwiftTypeChecker().check([.init(name: "main.swift", contents: awaited)], library: false)
+        #expect(warned.output.contains("no 'async' operations occur within 'await' expression"), "\(warned.output)")
     }
 
     // The checks themselves: each would pass anything if the places were built wrongly.

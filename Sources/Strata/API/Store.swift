@@ -8,7 +8,8 @@ import Synchronization
 /// ```swift
 /// let store = try Store(path: "data.strata")
 /// try store.write { tx in try tx.put(key, value) }
-/// let value = try store.read { tx in try tx.get(key) }
+/// let stored = try store.read { tx in try tx.get(key) }   // [UInt8]?, nil when absent
+/// print(stored?.count ?? 0)
 /// try store.close()
 /// ```
 ///

@@ -12,6 +12,7 @@ import Foundation
     /// try store.write { tx in try tx.put("user/1", "Ada") }
     /// let name = try store.read { tx in try tx.get("user/1", as: String.self) }
     /// let raw = try store.read { tx in try tx.get("user/1", as: Data.self) }
+    /// print(name ?? "no user/1", raw?.count ?? 0)
     /// ```
     ///
     /// Keys keep their byte order: `String` keys sort by their UTF-8 bytes, which is the order of

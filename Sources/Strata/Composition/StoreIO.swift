@@ -3,7 +3,7 @@
 /// opening its own transaction.
 ///
 /// ```swift
-/// func addDog(_ name: String) -> StoreIO<ReadWrite, Void> { .put(dogKey(name), dogValue) }
+/// @Sendable func addDog(_ name: String) -> StoreIO<ReadWrite, Void> { .put(dogKey(name), dogValue) }
 /// let both = addDog("Rex").flatMap { addDog("Fido") }      // still one transaction
 /// try store.run(both)
 /// ```

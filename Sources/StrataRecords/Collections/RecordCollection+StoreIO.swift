@@ -9,8 +9,10 @@ import Strata
 ///     note.folder = "archive"
 ///     return notes.update(note)
 /// }
-/// try store.run(move)
-/// for try await inbox in store.observe(notes.find(byFolder, equalTo: ["inbox"])) { ... }
+/// try await store.run(move)
+/// for await update in store.observe(notes.find(byFolder, equalTo: ["inbox"])) {
+///     if case .value(let inbox, _) = update { print(inbox.map(\.title)) }   // [Note]
+/// }
 /// ```
 extension RecordCollection {
     /// Reads the record with identifier `id`; see ``get(_:in:)``.

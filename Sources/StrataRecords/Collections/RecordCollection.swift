@@ -21,6 +21,7 @@ import Strata
 ///     try notes.insert(Note(id: UUID(), folder: "inbox", title: "Hello", edited: .now), in: tx)
 /// }
 /// let inbox = try store.read { tx in try notes.find(byFolder, equalTo: ["inbox"], in: tx) }
+/// print(inbox.map(\.title))   // newest first
 /// ```
 ///
 /// Every operation comes in two forms: one that takes a transaction (`in: tx`), for use

@@ -5,6 +5,8 @@
 /// let byFolder = RecordIndex<Mail>("folder-date") { [$0.folder, $0.received.descending] }
 /// let byMessageID = RecordIndex<Mail>("message-id", unique: true) { [$0.messageID] }
 /// let mail = RecordCollection<Mail>("mail", indexes: [byFolder, byMessageID])
+/// let inbox = try store.read { tx in try mail.find(byFolder, equalTo: ["inbox"], in: tx) }   // newest first
+/// print(inbox.map(\.messageID))
 /// ```
 ///
 /// The key is a list of elements compared as a ``KeyTuple``: queries match its first

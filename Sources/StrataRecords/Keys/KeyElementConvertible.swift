@@ -6,7 +6,8 @@ import Foundation
 /// `Date` and ``KeyElement`` itself adopt it, so keys can be written from plain values:
 ///
 /// ```swift
-/// let key = KeyTuple("orders", customerID, placedAt.descending)
+/// let key = KeyTuple("orders", customerID, placedAt.descending)   // an Int and a Date
+/// print(key.bytes)
 /// ```
 ///
 /// Signed integers of every width become ``KeyElement/int(_:)`` and unsigned ones

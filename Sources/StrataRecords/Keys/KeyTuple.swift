@@ -5,8 +5,9 @@
 ///
 /// ```swift
 /// let key = KeyTuple("orders", customerID, placedAt.descending)
-/// try tx.put(key.bytes, value)
-/// let elements = try KeyTuple(decoding: storedKey).elements
+/// try store.write { tx in try tx.put(key.bytes, value) }
+/// let elements = try KeyTuple(decoding: storedKey).elements   // [.string("orders"), ...]
+/// print(elements)
 /// ```
 ///
 /// Three properties make such keys work in an ordered store (the byte layout is in
