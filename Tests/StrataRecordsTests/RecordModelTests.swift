@@ -16,7 +16,12 @@ import Testing
 // computed independently by sorting the records on their index keys in value order, and
 // every index must hold exactly one entry per record, under exactly the documented key
 // (docs/format/records.md). Writes that must fail (a duplicate identifier, a missing one, a
-// unique key another record holds) must throw the right error and change nothing.
+// unique key another record holds, a record over the value limit, a message id over the key
+// limit, a record whose `encode(to:)` throws, an index key function that throws, an app's own
+// error thrown mid-transaction) must throw the right error and change nothing, whether the
+// transaction catches it and commits the rest or lets it abort. After every step the stored
+// records and every index entry are compared with the model; every few steps, every query
+// too. Suspensions (a call refused with `.suspended`, then a resume) and reopens come between.
 // Replay a failure with STRATA_SEED=<seed>; run ten times longer with STRATA_LONG_TESTS=1.
 
 private struct Mail: Codable, Sendable, Identifiable, Equatable {
@@ -28,12 +33,28 @@ private struct Mail: Codable, Sendable, Identifiable, Equatable {
     var note: String?
     /// Padding, so that records fill the small memtable and get flushed.
     var body: String
+    /// Set on a record the app's `Codable` conformance refuses: its `encode(to:)` throws.
+    var poison: Poison? = nil
 }
+
+/// A field whose encoding always fails, as an app's own `encode(to:)` may.
+private struct Poison: Codable, Sendable, Equatable {
+    struct Refused: Error {}
+    func encode(to encoder: any Encoder) throws { throw Refused() }
+}
+
+/// What the flag index's key function throws for a record it refuses.
+private struct IndexKeyRefused: Error {}
 
 private enum MailStore {
     static let byMessageID = RecordIndex<Mail>("message-id", unique: true) { [$0.messageID] }
     static let byFolder = RecordIndex<Mail>("folder-received") { [$0.folder, $0.received.descending] }
-    static let byFlag = RecordIndex<Mail>("flag-priority") { [$0.note != nil, $0.priority.descending, $0.folder] }
+    /// Refuses priority 13: an index key function that throws.
+    static let refusedPriority = 13
+    static let byFlag = RecordIndex<Mail>("flag-priority") { mail in
+        if mail.priority == refusedPriority { throw IndexKeyRefused() }
+        return [mail.note != nil, mail.priority.descending, mail.folder]
+    }
     static let mail = RecordCollection<Mail>("mail", indexes: [byMessageID, byFolder, byFlag])
 
     /// The indexes as the model sees them: their keys written out again here, as elements,
@@ -154,10 +175,20 @@ private enum Outcome: Equatable, CustomStringConvertible {
     init(_ body: () throws -> Bool?) throws {
         do {
             self = .value(try body())
-        } catch let error as RecordError {
-            self = .failure("record:\(error.code)")
-        } catch let error as CompositionFailure {
-            self = .failure("thrown:\(error.token)")
+        } catch {
+            guard let failure = Self.failure(error) else { throw error }
+            self = failure
+        }
+    }
+
+    /// The failure an error stands for, nil for one no operation throws.
+    static func failure(_ error: any Error) -> Outcome? {
+        switch error {
+        case let error as RecordError: .failure("record:\(error.code)")
+        case let error as CompositionFailure: .failure("thrown:\(error.token)")
+        case let error as StoreError: .failure("store:\(error.code)")
+        case is IndexKeyRefused: .failure("thrown:index")
+        default: nil
         }
     }
 
@@ -185,6 +216,11 @@ private struct MailModel {
             if existing == true, records[mail.id] == nil { errors.append(.failure("record:notFound")) }
             if existing == false, records[mail.id] != nil { errors.append(.failure("record:duplicateID")) }
             if holdsMessageID(of: mail) { errors.append(.failure("record:uniqueViolation")) }
+            if mail.poison != nil { errors.append(.failure("record:encoding")) }
+            if mail.body.utf8.count >= StoreLimits.maxValueBytes || mail.messageID.utf8.count >= StoreLimits.maxKeyBytes {
+                errors.append(.failure("store:invalidArgument"))
+            }
+            if mail.priority == MailStore.refusedPriority { errors.append(.failure("thrown:index")) }
             guard errors.isEmpty else { return errors }
             records[mail.id] = mail
             return [.value(nil)]
@@ -217,7 +253,22 @@ private struct Tally {
     var compactions = 0
     var reopens = 0
     var rebuilds = 0
+    var suspensions = 0
     var nonEmptyQueries = 0
+    /// Failures injected, by what refused them (`record:encoding`, `store:invalidArgument`,
+    /// `thrown:index`, `thrown:<token>` as "app error", ...), and how many were caught inside
+    /// the transaction that went on to commit.
+    var refusedBy: [String: Int] = [:]
+    var caughtInsideTransaction = 0
+    var uncaught = 0
+    var entryChecks = 0
+
+    mutating func refused(_ outcome: Outcome, caught: Bool) {
+        guard case .failure(let what) = outcome else { return }
+        refused += 1
+        refusedBy[what.hasPrefix("thrown:") && what != "thrown:index" ? "app error" : what, default: 0] += 1
+        if caught { caughtInsideTransaction += 1 } else { uncaught += 1 }
+    }
     var checkSeconds = 0.0
 }
 
@@ -296,7 +347,7 @@ private struct ModelRun {
         var model = MailModel()
         var tally = Tally()
         var issues = 0
-        let steps = TestSeeds.scaled(400)
+        let steps = TestSeeds.scaled(1_000)
         let started = Date()
 
         func fail(_ step: Int, _ message: String) {
@@ -319,7 +370,7 @@ private struct ModelRun {
                 if !allowed.contains(outcome) {
                     fail(step, "\(operation): expected \(allowed), got \(outcome)")
                 }
-                if case .value = outcome { model = next } else { tally.refused += 1 }
+                if case .value = outcome { model = next } else { tally.refused(outcome, caught: false) }
             case 35..<65:
                 // Several operations in one transaction, each refusal caught there: a refused
                 // write must leave the transaction as it was, and the others still commit.
@@ -345,15 +396,28 @@ private struct ModelRun {
             case 90..<94:
                 try store.compact()
                 tally.compactions += 1
-            case 94..<97:
+            case 94, 95:
                 tally.flushes += try store.stats().flushes
                 try store.close()
                 store = try Store(path: path, options: options)
                 tally.reopens += 1
+            case 96:
+                // Suspended, the store refuses a write with the retryable `.suspended` and
+                // applies nothing of it; resumed, it serves what it held.
+                try store.suspend()
+                let operation = randomOperation(model, &random)
+                let outcome = try Outcome { try store.write { tx in try operation.apply(in: tx) } }
+                if outcome != .failure("store:suspended") { fail(step, "\(operation) while suspended: \(outcome), expected store:suspended") }
+                if try store.resume() != .unchanged { fail(step, "resume after a suspension nobody wrote during did not say .unchanged") }
+                tally.suspensions += 1
             default:
                 try store.write { tx in try MailStore.mail.rebuildIndexes(in: tx) }
                 tally.rebuilds += 1
             }
+            try store.read { (tx: ReadTransaction) throws in
+                try checkStored(tx, model.records) { fail(step, $0) }
+            }
+            tally.entryChecks += 1
             if step % 6 == 5 || step == steps - 1 {
                 let checkStarted = Date()
                 defer { tally.checkSeconds += Date().timeIntervalSince(checkStarted) }
@@ -376,9 +440,15 @@ private struct ModelRun {
             "[RecordModelTests] seed \(seed) \(path.hasPrefix("/db") ? "simulated" : "real"): \(tally.steps) steps, "
                 + "\(tally.writes) writes (\(tally.refused) refused), \(tally.compositions) StoreIO compositions "
                 + "(\(tally.abortedCompositions) aborted), \(tally.checks) full checks with \(tally.queries) index queries (\(tally.nonEmptyQueries) with records; checks took \(String(format: "%.2f", tally.checkSeconds)) s), "
-                + "\(tally.flushes) flushes, \(tally.compactions) compactions, \(tally.reopens) reopens, \(tally.rebuilds) rebuilds, "
-                + "\(model.records.count) records at the end, \(String(format: "%.2f", Date().timeIntervalSince(started))) s")
-        #expect(tally.refused > 0 && tally.abortedCompositions > 0 && tally.flushes > 0, "the run tested too little: \(tally)")
+                + "\(tally.flushes) flushes, \(tally.compactions) compactions, \(tally.reopens) reopens, \(tally.suspensions) suspensions, "
+                + "\(tally.rebuilds) rebuilds, \(tally.entryChecks) record-and-entry checks, \(model.records.count) records at the end, "
+                + "\(String(format: "%.2f", Date().timeIntervalSince(started))) s; refusals \(tally.refusedBy.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")), "
+                + "\(tally.caughtInsideTransaction) caught inside a transaction that committed the rest, \(tally.uncaught) uncaught")
+        let kinds = ["record:encoding", "store:invalidArgument", "thrown:index", "app error", "record:uniqueViolation"]
+        #expect(
+            tally.abortedCompositions > 0 && tally.flushes > 0 && tally.suspensions > 0 && tally.caughtInsideTransaction > 0 && tally.uncaught > 0
+                && kinds.allSatisfy { tally.refusedBy[$0, default: 0] > 0 },
+            "the run tested too little: \(tally)")
     }
 
     // MARK: Writing
@@ -392,7 +462,7 @@ private struct ModelRun {
                 messageID: Self.messageIDs.randomElement(using: &random)!, note: nil, body: "")
         // Change a few fields: a record that keeps its message id is not refused for it.
         for _ in 0..<Int.random(in: 1...3, using: &random) {
-            switch Int.random(in: 0..<6, using: &random) {
+            switch Int.random(in: 0..<7, using: &random) {
             case 0: mail.folder = Self.folders.randomElement(using: &random)!
             case 1: mail.received = Date(timeIntervalSinceReferenceDate: Self.times.randomElement(using: &random)!)
             case 2:
@@ -400,6 +470,14 @@ private struct ModelRun {
                     Int.random(in: 0..<10, using: &random) == 0 ? [Int.min, Int.max].randomElement(using: &random)! : Int.random(in: -2...3, using: &random)
             case 3: mail.messageID = Self.messageIDs.randomElement(using: &random)!
             case 4: mail.note = Self.notes.randomElement(using: &random)!
+            case 5 where Int.random(in: 0..<12, using: &random) == 0:
+                // A write that must be refused, and leave everything as it was.
+                switch Int.random(in: 0..<10, using: &random) {
+                case 0: mail.body = String(repeating: "o", count: StoreLimits.maxValueBytes)  // the record is over the value limit
+                case 1...3: mail.messageID = String(repeating: "k", count: StoreLimits.maxKeyBytes)  // its index key is over the key limit
+                case 4...6: mail.poison = Poison()
+                default: mail.priority = MailStore.refusedPriority
+                }
             default:
                 let length = Int.random(in: 0..<4, using: &random) == 0 ? Int.random(in: 200...1_500, using: &random) : Int.random(in: 0...20, using: &random)
                 mail.body = String(repeating: "b", count: length)
@@ -421,7 +499,11 @@ private struct ModelRun {
     private func severalInOneTransaction(
         _ store: Store, _ model: inout MailModel, _ random: inout SeededRandom, _ tally: inout Tally, _ fail: (String) -> Void
     ) throws {
-        let operations = (0..<Int.random(in: 2...6, using: &random)).map { _ in randomOperation(model, &random) }
+        var operations = (0..<Int.random(in: 2...6, using: &random)).map { _ in randomOperation(model, &random) }
+        if Int.random(in: 0..<5, using: &random) == 0 {
+            // The app's own error, thrown between record writes and caught there.
+            operations.insert(.fail(Int.random(in: 0..<1_000, using: &random)), at: Int.random(in: 0...operations.count, using: &random))
+        }
         let abort = Int.random(in: 0..<8, using: &random) == 0
         let checkInside = Int.random(in: 0..<4, using: &random) == 0
         var working = model
@@ -435,7 +517,7 @@ private struct ModelRun {
                     let outcome = try Outcome { try operation.apply(in: tx) }
                     localTally.writes += 1
                     if !allowed.contains(outcome) { problems.append("in one transaction, \(operation): expected \(allowed), got \(outcome)") }
-                    if case .failure = outcome { localTally.refused += 1 }
+                    if case .failure = outcome { localTally.refused(outcome, caught: true) }
                     // Refused or not, the transaction reads what the model holds.
                     if let id = operation.id, try MailStore.mail.get(id, in: tx) != working.records[id] {
                         problems.append("in one transaction, after \(operation): record #\(id) differs from the model")
@@ -511,13 +593,9 @@ private struct ModelRun {
             }
             model = working
         } catch {
-            let outcome: Outcome
-            switch error {
-            case let error as RecordError: outcome = .failure("record:\(error.code)")
-            case let error as CompositionFailure: outcome = .failure("thrown:\(error.token)")
-            default: throw error
-            }
+            guard let outcome = Outcome.failure(error) else { throw error }
             tally.abortedCompositions += 1
+            tally.refused(outcome, caught: false)
             if !(failure ?? []).contains(outcome) {
                 fail("composition \(operations): threw \(outcome), expected \(failure.map { "\($0)" } ?? "success")")
             }
@@ -541,8 +619,8 @@ private struct ModelRun {
         }
         let count = try mail.count(in: tx)
         if count != records.count { fail("count \(count), the model has \(records.count)") }
+        try checkStored(tx, records, fail)
         let byID = records.values.sorted { $0.id < $1.id }
-        if try mail.scan(in: tx) != byID { fail("a full scan differs from the model") }
         for _ in 0..<3 {
             let from = Bool.random(using: &random) ? Self.ids.randomElement(using: &random) : nil
             let to = Bool.random(using: &random) ? Self.ids.randomElement(using: &random) : nil
@@ -559,8 +637,16 @@ private struct ModelRun {
             }
         }
 
-        // The raw entries: exactly one per record in each index, under the documented key,
-        // with the record's id as the value; nothing else in the collection's range.
+        try checkQueries(tx, records, &random, &tally, fail)
+    }
+
+    /// The stored records and the raw index entries: every record as the model has it, and
+    /// exactly one entry per record in each index, under the documented key, with the
+    /// record's id as the value; nothing else in the collection's range. Cheap enough to run
+    /// after every step.
+    private func checkStored(_ tx: some ReadableTransaction, _ records: [Int: Mail], _ fail: (String) -> Void) throws {
+        let mail = MailStore.mail
+        if try mail.scan(in: tx) != records.values.sorted(by: { $0.id < $1.id }) { fail("a full scan differs from the model") }
         for index in MailStore.modelIndexes {
             let expected = records.values.map { ($0.id, index.storedKey($0)) }.sorted { $0.1.lexicographicallyPrecedes($1.1) }
             let actual = Array(try tx.scan(from: index.storedPrefix, to: index.storedPrefix + [0xFF]))
@@ -579,8 +665,14 @@ private struct ModelRun {
         if total != records.count * (1 + MailStore.modelIndexes.count) {
             fail("the collection's range holds \(total) keys for \(records.count) records and \(MailStore.modelIndexes.count) indexes")
         }
+    }
 
-        // Queries against the model's answers.
+    /// Index queries against the model's answers.
+    private func checkQueries(
+        _ tx: some ReadableTransaction, _ records: [Int: Mail], _ random: inout SeededRandom, _ tally: inout Tally,
+        _ fail: (String) -> Void
+    ) throws {
+        let mail = MailStore.mail
         for index in MailStore.modelIndexes {
             let ordered = index.ordered(records)
             for _ in 0..<4 {
