@@ -33,7 +33,7 @@ extension WriteTransaction {
 }
 
 extension Store {
-    /// Runs `body` as one transaction, as ``write(durability:_:)-1fwsl`` does, and returns its
+    /// Runs `body` as one transaction, as ``write(durability:_:)-4p1j`` does, and returns its
     /// value with the version it committed at. Blocks the calling thread; from async code
     /// use the async overload.
     ///
@@ -42,13 +42,13 @@ extension Store {
         try write(durability: durability) { tx in tx.commit(returning: try body(tx)) }
     }
 
-    /// Runs `body` as one transaction, as the async ``write(durability:_:)-6eyl1`` does, and
+    /// Runs `body` as one transaction, as the async ``write(durability:_:)-7upbf`` does, and
     /// returns its value with the version it committed at.
     public func commit<T: Sendable>(durability: Durability? = nil, _ body: @Sendable (WriteTransaction) throws -> T) async throws -> Commit<T> {
         try await write(durability: durability) { tx in tx.commit(returning: try body(tx)) }
     }
 
-    /// Runs a read-write operation as one transaction, as ``run(_:durability:)`` does, and
+    /// Runs a read-write operation as one transaction, as ``run(_:durability:)-89mf5`` does, and
     /// returns its value with the version it committed at.
     public func commit<T>(_ operation: StoreIO<ReadWrite, T>, durability: Durability? = nil) throws -> Commit<T> {
         try commit(durability: durability) { tx in try tx.run(operation) }

@@ -19,7 +19,7 @@ import Strata
 /// ```
 ///
 /// The answer holds whatever flushes and compactions did between the two transactions: it is
-/// built on ``Strata/KeyReference`` and ``Strata/ReadableTransaction/changedSince(_:)-(KeyReference)``
+/// built on Strata's `KeyReference` and `changedSince(_:)`
 /// on the record's own key (index entries are derived from the record, so they change with
 /// it). A reference is refused with `StoreError` `.invalidArgument` by another store and by
 /// another collection.
