@@ -93,7 +93,7 @@ private let failingWrites: [(name: String, write: @Sendable (WriteTransaction) t
     ("put whose encode(to:) throws", { tx in try messages.put(Message(id: 1, thread: "c", tag: "w", failEncoding: true), in: tx) }),
     ("put whose index key function throws", { tx in try messages.put(Message(id: 3, thread: "c", tag: "refused"), in: tx) }),
     ("update whose index key function throws", { tx in try messages.update(Message(id: 2, thread: "c", tag: "refused"), in: tx) }),
-    ("StoreIO put over the value limit", { tx in try tx.run(messages.put(Message(id: 1, thread: "c", body: oversizedBody, tag: "w"))) }),
+    ("StoreIO put over the value limit", { tx in try tx.run(messages.put(Message(id: 1, thread: "c", body: oversizedBody, tag: "w"))) })
 ]
 
 @Suite struct RefusedRecordWriteTests {
@@ -197,7 +197,7 @@ private let failingWrites: [(name: String, write: @Sendable (WriteTransaction) t
                 RecordIndex<Message>("tag", unique: true) { message in
                     if message.tag == "x" { throw TagRefused() }
                     return [message.tag]
-                },
+                }
             ])
         try withMessages { store in
             let before = try collectionKeys(store)

@@ -97,7 +97,8 @@ enum DocCommentSnippets {
     private static let file = "Tests/StrataTests/DocCommentSnippets.swift"
 
     private static let strata = SnippetContext(
-        line: #line + 2, lines: lines(
+        line: #line + 3,
+        lines: lines(
             """
             import Foundation
             let store = try! Store(path: "unused")
@@ -110,7 +111,8 @@ enum DocCommentSnippets {
             """), file: file)
 
     private static let strataRecords = SnippetContext(
-        line: #line + 2, lines: lines(
+        line: #line + 3,
+        lines: lines(
             """
             import Foundation
             import Strata
