@@ -1,4 +1,4 @@
-// The lifecycle contract (API.md, "Lifecycle and suspension"): the states, what a suspended
+// The lifecycle contract (DocC, "Suspension-safe apps"): the states, what a suspended
 // store refuses, what suspend() guarantees when it returns (queued writes failed, commits
 // durable, merges abandoned, no lock held) and what resume() finds.
 import Dispatch

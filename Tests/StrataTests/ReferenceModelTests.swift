@@ -1,7 +1,7 @@
 // Model test of `changedSince`: random commits, references taken at random moments, flushes,
 // compactions and reopens, on the simulated and the real file system. Every answer is checked
 // against a log of every commit: a change is never missed, and a change is reported where
-// none happened only in the case API.md allows (a key absent at the reference and absent now,
+// none happened only in the case the references' contract allows (a key absent at the reference and absent now,
 // after a deletion newer than the reference, whose tombstone compaction may have dropped).
 // Replay a failure with STRATA_SEED=<seed>; run ten times longer with STRATA_LONG_TESTS=1.
 import Foundation

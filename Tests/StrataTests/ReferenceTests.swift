@@ -1,4 +1,4 @@
-// References (API.md, "Handing over between threads"): taking, resolving and checking them,
+// References (DocC, "Handing over between threads"): taking, resolving and checking them,
 // in every kind of transaction, across flushes, compactions and reopens, and as StoreIO
 // primitives.
 import Foundation

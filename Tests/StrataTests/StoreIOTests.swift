@@ -1,4 +1,4 @@
-// StoreIO: composable operations that run in one transaction (API.md, "Composing
+// StoreIO: composable operations that run in one transaction (DocC, "Composing
 // operations"). The examples of the contract are compiled here as written.
 import Dispatch
 import Foundation
