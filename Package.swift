@@ -34,7 +34,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0")
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0")
     ],
     targets: [
         // zlib, reached through the system library: block compression, and the checksum's
@@ -59,13 +59,15 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Not shipped: simulated file system with crash states, reference model, seeded randomness.
-        .target(name: "StrataTestSupport", dependencies: ["Strata", "StrataIO", "StrataFormat"], swiftSettings: strictSettings),
+        .target(
+            name: "StrataTestSupport", dependencies: ["Strata", "StrataIO", "StrataFormat", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings),
         // The standard workloads, their checks and Strata's adapter; engine-independent, so the
         // test suite runs them small and the benchmark package adds the peers.
         .target(name: "StrataBenchmarkKit", dependencies: ["Strata"], swiftSettings: strictSettings),
         .executableTarget(
             name: "StrataCLI",
-            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Strata", "StrataRecords", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictSettings
         ),
         // Checks a closed store's files against each other; reads through StrataIO only, so it

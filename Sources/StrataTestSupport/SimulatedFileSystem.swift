@@ -53,6 +53,7 @@ public final class SimulatedFileSystem: FileSystem {
 
     /// An empty file system: just the root directory "/".
     public init() {
+        TestLog.install()
         state = Locked(SimulatedState())
     }
 

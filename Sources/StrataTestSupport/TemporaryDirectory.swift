@@ -9,6 +9,7 @@ public struct TemporaryDirectory: Sendable {
     /// `label` names the directory (`strata-<label>-<UUID>`), so a leftover says which tests
     /// made it.
     public init(label: String) throws {
+        TestLog.install()
         url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(label)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }

@@ -26,6 +26,7 @@ public enum TestSeeds {
     /// The seed from STRATA_SEED when set, otherwise `defaultSeed`; printed with how to
     /// replay it.
     public static func seed(_ defaultSeed: UInt64, test: String) -> UInt64 {
+        TestLog.install()
         let seed = replaySeed ?? defaultSeed
         print("[\(test)] seed \(seed)\(longTests ? " (long)" : "") — replay with STRATA_SEED=\(seed)")
         return seed

@@ -228,7 +228,13 @@ private func recoveryCommit(_ store: Store, _ range: Range<Int>, durability: Dur
             let half = Array(record.prefix(record.count / 2))
             try recoveryWrite(fs, segment, half, at: end)
 
-            let reopened = try Store(path: path, options: options)
+            // The cut is reported in the log too, naming the file and what was discarded.
+            let log = TestLog.Capture()
+            var logged = options
+            logged.logger = log.logger
+            let reopened = try Store(path: path, options: logged)
+            #expect(log.contains("cut a torn write off the end of the WAL"), "\(log.messages)")
+            #expect(log.messages.contains { $0.hasPrefix("warning") && $0.contains("discardedBytes=\(half.count)") }, "\(log.messages)")
             #expect(reopened.recovery.truncatedTail?.file == segment)
             #expect(reopened.recovery.truncatedTail?.offset == Int64(end))
             #expect(reopened.recovery.truncatedTail?.discardedBytes == Int64(half.count))

@@ -44,10 +44,12 @@ import Testing
 
     /// Salvages `path`, checks the result against `expected`, the verifier and a normal open;
     /// returns the report.
-    static func salvage(_ path: String, expecting expected: [String: String], sourceLocation: SourceLocation = #_sourceLocation) throws
-        -> RecoveryReport
-    {
-        let store = try Store(path: path, options: salvageOptions())
+    static func salvage(
+        _ path: String, expecting expected: [String: String], log: TestLog.Capture? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> RecoveryReport {
+        var options = salvageOptions()
+        if let log { options.logger = log.logger }
+        let store = try Store(path: path, options: options)
         let report = store.recovery
         #expect(try contents(store) == expected, sourceLocation: sourceLocation)
         try store.close()
@@ -123,7 +125,11 @@ import Testing
             var expected = Self.clean
             expected["lemon"] = nil
             expected["mango"] = nil
-            let report = try Self.salvage(path, expecting: expected)
+            let log = TestLog.Capture()
+            let report = try Self.salvage(path, expecting: expected, log: log)
+            // What salvage gave up is logged as warnings as well as reported.
+            #expect(log.contains("salvage skipped damaged WAL bytes"), "\(log.messages)")
+            #expect(log.messages.contains { $0.hasPrefix("warning") && $0.contains("opened a damaged store") }, "\(log.messages)")
             let salvage = try #require(report.salvage)
             #expect(salvage.missingSequences == [11...11])
             #expect(salvage.manifestRebuilt == nil && salvage.lostSegments.isEmpty)

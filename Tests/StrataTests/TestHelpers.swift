@@ -18,6 +18,7 @@ enum TestEnvironment {
     /// Creates a fresh, empty directory under the system's temporary directory, runs `body`
     /// with its path, and removes it (and everything in it) afterwards.
     static func withTemporaryDirectory<T>(_ label: String, _ body: (String) async throws -> T) async throws -> T {
+        TestLog.install()
         let base = FileManager.default.temporaryDirectory.path
         let path = (base.hasSuffix("/") ? base : base + "/") + "strata-\(label)-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
