@@ -4,20 +4,36 @@ import Strata
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "A short tour: transactions, a snapshot, a prefix scan and stats.",
+        abstract: "A short tour: transactions, a snapshot, a prefix scan and stats; --app for typed records.",
         discussion: """
             Writes a few hundred `user:` and `order:` records into the store (creating it \
             when missing), then shows a snapshot keeping its view while newer writes land.
+
+            With --app: typed records (StrataRecords) as an app uses them: a note collection \
+            with an index by folder, a query, an observation updating while another task \
+            writes, a suspension that refuses a write with the retryable .suspended and loses \
+            nothing, and a checkpoint beside the store (STORE-checkpoint-vN) opened as a store \
+            of its own. It may run again on the same store: it adds to the notes already there.
             """
     )
 
     @Argument(help: "The store's directory; created when missing.")
     var path: String
 
+    @Flag(help: "Show typed records, observation, suspension and a checkpoint instead of the byte API.")
+    var app = false
+
     @OptionGroup
     var opening: StoreOpeningOptions
 
     func run() throws {
+        if app {
+            try withStore(path, opening) { store in
+                Console.printOut("Opened \(path) at version \(store.version).")
+                try AppDemo.run(store, path: path)
+            }
+            return
+        }
         try withStore(path, opening) { store in
             let say = Console.printOut
             let recovery = store.recovery
