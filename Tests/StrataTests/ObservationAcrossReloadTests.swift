@@ -9,22 +9,6 @@ import StrataIO
 import StrataTestSupport
 import Testing
 
-private struct TimedOut: Error {}
-
-/// Fails instead of hanging when an awaited value never comes (a guard, not a speed check:
-/// see ObservationTests' `withDeadline`).
-private func withDeadline(_ seconds: Int = 900, _ body: @escaping @Sendable () async throws -> Void) async throws {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimedOut()
-        }
-        defer { group.cancelAll() }
-        try await group.next()
-    }
-}
-
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 private func text(_ bytes: [UInt8]?) -> String { bytes.map { String(decoding: $0, as: UTF8.self) } ?? "nil" }
 

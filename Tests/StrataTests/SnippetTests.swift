@@ -19,6 +19,16 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 private let catalog = DocSnippets.load(repository: repository)
 private let docComments = DocCommentSnippets.load(repository: repository)
 
+/// Records each place where `snippet` does not compile, at its line in its own file.
+private func recordFailures(of snippet: DocSnippet) async throws {
+    for failure in try await snippet.failures(with: SwiftTypeChecker()) {
+        Issue.record(
+            "\(failure)",
+            sourceLocation: SourceLocation(
+                fileID: "Docs/\(snippet.file)", filePath: repository.appendingPathComponent(snippet.file).path, line: snippet.line, column: 1))
+    }
+}
+
 extension DocSnippet: CustomTestStringConvertible {
     var testDescription: String { description }
 }
@@ -36,12 +46,7 @@ struct SnippetTests {
 
     @Test("each block type-checks as an async function's body and as top-level code", arguments: catalog.snippets)
     func blockCompiles(_ snippet: DocSnippet) async throws {
-        for failure in try await snippet.failures(with: SwiftTypeChecker()) {
-            Issue.record(
-                "\(failure)",
-                sourceLocation: SourceLocation(
-                    fileID: "Docs/\(snippet.file)", filePath: repository.appendingPathComponent(snippet.file).path, line: snippet.line, column: 1))
-        }
+        try await recordFailures(of: snippet)
     }
 
     @Test("the public modules' doc comments are found, with their blocks")
@@ -53,12 +58,7 @@ struct SnippetTests {
 
     @Test("each doc comment block type-checks where its code runs", arguments: docComments.snippets)
     func docCommentBlockCompiles(_ snippet: DocSnippet) async throws {
-        for failure in try await snippet.failures(with: SwiftTypeChecker()) {
-            Issue.record(
-                "\(failure)",
-                sourceLocation: SourceLocation(
-                    fileID: "Docs/\(snippet.file)", filePath: repository.appendingPathComponent(snippet.file).path, line: snippet.line, column: 1))
-        }
+        try await recordFailures(of: snippet)
     }
 
     @Test("a doc comment block is found at its Swift line, and one that awaits is checked as an async body")

@@ -75,3 +75,25 @@ extension TestEnvironment {
         }
     }
 }
+
+/// An awaited value that never came: what `withDeadline` throws.
+struct TimedOut: Error {}
+
+/// Runs `body`, failing the test instead of hanging when it takes longer than `seconds`
+/// (an observation that never delivers would otherwise wait forever). Only a guard against a
+/// hang, never a speed check: in the full suite on two cores these tests share the machine
+/// with crash suites that keep both cooperative threads busy for minutes, so the body may not
+/// run at all until they end. A test that takes 1.5 s alone once took over 30 s there, and
+/// later 309 s; the deadline is longer than the whole suite takes on two cores (about 550 s),
+/// so only a real hang reaches it.
+func withDeadline(_ seconds: Int = 900, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            throw TimedOut()
+        }
+        defer { group.cancelAll() }
+        try await group.next()
+    }
+}
