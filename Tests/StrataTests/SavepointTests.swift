@@ -181,4 +181,27 @@ private func allEntries(_ store: Store) throws -> [String: String] {
             }
         }
     }
+
+    @Test("a deleteRange the transaction's size limit refuses midway deletes nothing")
+    func deleteRangeRefusedMidway() throws {
+        try withStore { store in
+            // Ten keys of 1,000 bytes; deleting them adds their key bytes to the transaction.
+            let doomed = (0..<10).map { index in [UInt8(ascii: "d"), UInt8(index)] + [UInt8](repeating: 0x2E, count: 998) }
+            try store.write { tx in for key in doomed { try tx.put(key, "x") } }
+            // The transaction is thrown away at the end: only what it read inside counts.
+            do {
+                try store.write { tx in
+                    // Fill the transaction to 2,500 bytes under its limit: room for two deletes.
+                    let big = [UInt8](repeating: 1, count: StoreLimits.maxValueBytes - 1)
+                    let fitting = StoreLimits.maxTransactionBytes / StoreLimits.maxValueBytes - 1
+                    for index in 0..<fitting { try tx.put([UInt8(index)], big) }
+                    try tx.put([0xF0], [UInt8](repeating: 1, count: StoreLimits.maxValueBytes - 1 - 2_500))
+                    let error = #expect(throws: StoreError.self) { try tx.deleteRange(from: [UInt8(ascii: "d")], to: [UInt8(ascii: "e")]) }
+                    #expect(error?.code == .invalidArgument)
+                    for key in doomed { #expect(try tx.get(key) == Array("x".utf8), "a refused deleteRange deleted a key") }
+                    throw StepFailed()
+                }
+            } catch is StepFailed {}
+        }
+    }
 }

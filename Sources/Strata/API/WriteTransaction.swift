@@ -230,7 +230,8 @@ public final class WriteTransaction: ReadableTransaction {
     @discardableResult
     public func deleteRange(from: [UInt8], to: [UInt8]?) throws -> Int {
         let doomed = try scan(from: from, to: to, reverse: false).map(\.key)
-        for key in doomed { try delete(key) }
+        // One step: a delete the transaction's size limit refuses midway undoes the others.
+        try savepoint { for key in doomed { try delete(key) } }
         return doomed.count
     }
 
