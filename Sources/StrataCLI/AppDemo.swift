@@ -23,17 +23,20 @@ enum AppDemo {
     /// gives up: far more than it needs, so only a broken store reaches it.
     static let observationTimeout: Duration = .seconds(20)
 
-    static func run(_ store: Store, path: String) throws {
-        try blocking { try await tour(store, path: path) }
+    static func run(_ store: Store, path: String, opening: StoreOpeningOptions) throws {
+        try blocking { try await tour(store) }
+        try checkpoint(store, path: path, opening: opening)
     }
 
-    private static func tour(_ store: Store, path: String) async throws {
+    private static func tour(_ store: Store) async throws {
         let say = Console.printOut
         // Run again on the same store, the demo goes on after the notes already there.
         let first = try await store.read { tx in try notes.scan(in: tx, reverse: true, limit: 1).first?.id ?? 0 } + 1
         let start = Date()
+        // A millisecond apart: newest first is the order written, and a run started soon after
+        // this one still dates its notes after all of these.
         @Sendable func note(_ offset: Int, _ folder: String, _ title: String) -> Note {
-            Note(id: first + offset, folder: folder, title: title, edited: start.addingTimeInterval(Double(offset)))
+            Note(id: first + offset, folder: folder, title: title, edited: start.addingTimeInterval(Double(offset) / 1000))
         }
 
         // 1. Records and an index.
@@ -99,14 +102,38 @@ enum AppDemo {
             throw CLIError("after the retried write the collection holds \(countAfter) notes, not \(countBefore + 1)")
         }
         say("   resumed (\(outcome)); the retried write committed: \(countAfter) notes, nothing lost.")
+    }
 
-        // 5. A checkpoint, opened as a store of its own.
-        let destination = path + "-checkpoint-v\(try await store.read { tx in tx.version })"
+    /// 5. A checkpoint, opened as a store of its own with the options the demo's store was
+    /// opened with.
+    private static func checkpoint(_ store: Store, path: String, opening: StoreOpeningOptions) throws {
+        let version = store.version
+        let destination = checkpointPath(beside: path, version: version)
         let report = try store.checkpoint(to: destination)
-        let copy = try Store(path: destination)
-        defer { try? copy.close() }
-        let copied = try await copy.read { tx in try notes.count(in: tx) }
-        say("5. Checkpoint: \(destination) at version \(report.version) opens as a store of its own holding \(copied) notes.")
+        let copied = try withStore(destination, opening, create: false) { copy in try copy.read { tx in try notes.count(in: tx) } }
+        let held = try store.read { tx in try notes.count(in: tx) }
+        guard copied == held else {
+            throw CLIError("the checkpoint at \(destination) holds \(copied) notes, the store \(held)")
+        }
+        Console.printOut("5. Checkpoint: \(destination) at version \(report.version) opens as a store of its own holding \(copied) notes.")
+    }
+
+    /// `STORE-checkpoint-vN` beside the store, or with `-2`, `-3`, ... when that name is
+    /// taken: a store deleted and made again counts its versions from 0, and a checkpoint of
+    /// the old one may still be there. The trailing `/` of `STORE/` is dropped, so the copy
+    /// never lands inside the store's directory (a directory the store does not use, which
+    /// strata-fsck reports).
+    private static func checkpointPath(beside path: String, version: UInt64) -> String {
+        var base = path
+        while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
+        let name = base + "-checkpoint-v\(version)"
+        var candidate = name
+        var suffix = 1
+        while FileManager.default.fileExists(atPath: candidate) {
+            suffix += 1
+            candidate = name + "-\(suffix)"
+        }
+        return candidate
     }
 
     /// Runs async work from the synchronous command and waits for it: the command runs on

@@ -12,8 +12,9 @@ struct DemoCommand: ParsableCommand {
             With --app: typed records (StrataRecords) as an app uses them: a note collection \
             with an index by folder, a query, an observation updating while another task \
             writes, a suspension that refuses a write with the retryable .suspended and loses \
-            nothing, and a checkpoint beside the store (STORE-checkpoint-vN) opened as a store \
-            of its own. It may run again on the same store: it adds to the notes already there.
+            nothing, and a checkpoint beside the store (STORE-checkpoint-vN, or with -2, -3, ... when \
+            that name is taken) opened as a store of its own. It may run again on the same \
+            store: it adds to the notes already there, and writes a new checkpoint.
             """
     )
 
@@ -30,7 +31,7 @@ struct DemoCommand: ParsableCommand {
         if app {
             try withStore(path, opening) { store in
                 Console.printOut("Opened \(path) at version \(store.version).")
-                try AppDemo.run(store, path: path)
+                try AppDemo.run(store, path: path, opening: opening)
             }
             return
         }
