@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import StrataIO
 
 /// Where the store's log goes in tests: not to the terminal, where the crash and salvage
 /// suites' thousands of expected warnings ("cut a torn write off the end of the WAL") would
@@ -16,7 +16,8 @@ public enum TestLog {
     /// The lines kept from the process-wide handler, newest last.
     public static let retained = 200
 
-    private static let recent = Mutex<[String]>([])
+    // `Locked`, not `Mutex`: ThreadSanitizer sees its pthread lock (StrataIO/Locked.swift).
+    private static let recent = Locked<[String]>([])
 
     private static let installation: Void = {
         let printing = ProcessInfo.processInfo.environment["STRATA_TEST_LOG"] == "1"
@@ -41,7 +42,7 @@ public enum TestLog {
 
     /// A logger of one test's own, whose lines the test can read.
     public final class Capture: Sendable {
-        private let lines = Mutex<[String]>([])
+        private let lines = Locked<[String]>([])
 
         public init() {}
 
